@@ -1,0 +1,304 @@
+/* mod_replay_sp: module definition, start-up checks, per-child set-up,
+ * hooks and the helpers the endpoint files share. */
+#include <dlfcn.h>
+
+#include <apr_strings.h>
+#include <apr_network_io.h>
+#include <ap_mpm.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include "mod_replay_sp.h"
+#include "rsp_log.h"
+
+/* AP_DECLARE_MODULE below also does what APLOG_USE_MODULE does. */
+
+/* Per process by design: the main server of the current generation, for
+ * the library's log seam, and this host's name. */
+static server_rec *log_server;
+static const char *host_name;
+
+static void log_sink(void *baton, int level, const char *msg)
+{
+    if (level <= RSP_LOG_NOTICE) {
+        ap_log_error(APLOG_MARK, level, 0, log_server,
+                     RSP_LOGNO(01000) "%s", msg);
+    }
+    else {
+        ap_log_error(APLOG_MARK, level, 0, log_server, "%s", msg);
+    }
+}
+
+/* Lasso, libxml2 and xmlsec: initialised once per process, before any
+ * thread, and never shut down (httpd may unload and reload this module on
+ * restart; Lasso's GObject types cannot be registered twice). */
+static apr_status_t global_init(server_rec *s, apr_pool_t *ptemp)
+{
+    static const char key[] = "replay_sp_lasso_initialised";
+    apr_pool_t *proc = s->process->pool;
+    void *done = NULL;
+    const char *err;
+
+    apr_pool_userdata_get(&done, key, proc);
+    if (done) {
+        return APR_SUCCESS;
+    }
+    /* Keep liblasso mapped even if this module is unloaded. */
+    if (!dlopen("liblasso.so.3", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
+                     "cannot pin liblasso.so.3: %s", dlerror());
+    }
+    if (rsp_saml_global_init(&err) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, RSP_LOGNO(01007)
+                     "Lasso initialisation failed: %s", err);
+        return APR_EGENERAL;
+    }
+    apr_pool_userdata_set((void *)1, key, apr_pool_cleanup_null, proc);
+    return APR_SUCCESS;
+}
+
+/* Load and check every SP and the store settings. Runs in check_config,
+ * so `apachectl configtest` refuses what would fail at the first sign-in. */
+static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                            apr_pool_t *ptemp, server_rec *s)
+{
+    server_rec *vs;
+    const char *err;
+    int i;
+
+    log_server = s;
+    rsp_log_set_sink(log_sink, NULL);
+    for (vs = s; vs; vs = vs->next) {
+        rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
+                                                 &replay_sp_module);
+        if (sc->sps->nelts == 0) {
+            continue;
+        }
+        if (global_init(s, ptemp) != APR_SUCCESS) {
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (!sc->store_url) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01008)
+                         "ReplaySPStore is not set for server %s, but an SP "
+                         "is defined at %s: claims need a shared store",
+                         vs->server_hostname ? vs->server_hostname : "(main)",
+                         APR_ARRAY_IDX(sc->sps, 0, rsp_sp_conf_t *)->defined_in);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        for (i = 0; i < sc->sps->nelts; i++) {
+            rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
+            const char *missing =
+                !sp->def.entity_id ? "ReplaySPEntityID"
+                : !sp->def.key_file ? "ReplaySPKeyFile"
+                : !sp->def.cert_file ? "ReplaySPCertFile"
+                : sp->def.idp_files->nelts == 0 ? "ReplaySPIdPMetadataFile"
+                : NULL;
+            if (missing) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01009)
+                             "%s missing in the %s (%s): ReplaySPEntityID, "
+                             "ReplaySPKeyFile, ReplaySPCertFile and "
+                             "ReplaySPIdPMetadataFile go together in one "
+                             "section", missing, sp->section, sp->defined_in);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            if (rsp_saml_sp_load(&sp->def, pconf, &err) != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01010)
+                             "SP %s (%s): %s", sp->def.entity_id,
+                             sp->defined_in, err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+    }
+    return OK;
+}
+
+static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                           apr_pool_t *ptemp, server_rec *s)
+{
+    apr_hash_t *stores = apr_hash_make(ptemp);
+    server_rec *vs;
+    char name[APRMAXHOSTLEN + 1];
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    log_server = s;
+    if (apr_gethostname(name, sizeof(name), pconf) == APR_SUCCESS) {
+        host_name = apr_pstrdup(pconf, name);
+    }
+    /* One store object per distinct URL and timeout: virtual hosts that
+     * inherit the main server's store share its connections. */
+    for (vs = s; vs; vs = vs->next) {
+        rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
+                                                 &replay_sp_module);
+        apr_interval_time_t to;
+        const char *id, *err;
+
+        if (!sc->store_url) {
+            continue;
+        }
+        to = sc->store_timeout != RSP_UNSET
+            ? sc->store_timeout : RSP_DEFAULT_STORE_TIMEOUT_MS * 1000;
+        id = apr_psprintf(ptemp, "%s|%" APR_TIME_T_FMT, sc->store_url_str, to);
+        sc->store = apr_hash_get(stores, id, APR_HASH_KEY_STRING);
+        if (!sc->store) {
+            if (rsp_store_create(&sc->store, pconf, sc->store_url, to, &err)
+                != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01011)
+                             "store %s: %s", sc->store_url->display, err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            apr_hash_set(stores, id, APR_HASH_KEY_STRING, sc->store);
+        }
+    }
+    return OK;
+}
+
+static apr_status_t server_ctor(void **res, void *params, apr_pool_t *p)
+{
+    rsp_sp_conf_t *sp = params;
+    rsp_lasso_server_t *server;
+    const char *err;
+
+    if (rsp_saml_server_new(&server, &sp->def, &err) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, log_server, RSP_LOGNO(01012)
+                     "SP %s: cannot build a Lasso server: %s",
+                     sp->def.entity_id, err);
+        return APR_EGENERAL;
+    }
+    *res = server;
+    return APR_SUCCESS;
+}
+
+static apr_status_t server_dtor(void *res, void *params, apr_pool_t *p)
+{
+    rsp_saml_server_free(res);
+    return APR_SUCCESS;
+}
+
+/* Per child, after fork: store connections and Lasso servers, sized for
+ * the MPM's threads, made lazily on first use. */
+static void rsp_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    server_rec *vs;
+    apr_hash_t *seen = apr_hash_make(pchild);
+    int threads = 1, i;
+    apr_status_t rv;
+
+    if (ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) != APR_SUCCESS
+        || threads < 1) {
+        threads = 1;
+    }
+    for (vs = s; vs; vs = vs->next) {
+        rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
+                                                 &replay_sp_module);
+        if (sc->store && !apr_hash_get(seen, &sc->store, sizeof(sc->store))) {
+            apr_hash_set(seen, &sc->store, sizeof(sc->store), sc->store);
+            rv = rsp_store_child_init(sc->store, pchild, threads);
+            if (rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, rv, vs, RSP_LOGNO(01013)
+                             "cannot set up the store connection pool");
+            }
+        }
+        for (i = 0; i < sc->sps->nelts; i++) {
+            rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
+            rv = apr_reslist_create(&sp->servers, 0, threads, threads, 0,
+                                    server_ctor, server_dtor, sp, pchild);
+            if (rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, rv, vs, RSP_LOGNO(01014)
+                             "cannot set up the Lasso server pool");
+            }
+        }
+    }
+}
+
+rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc)
+{
+    const char *ep = rsp_cfg_endpoint(dc);
+    apr_size_t len = strlen(ep);
+
+    if (!dc->sp || !r->uri || strncmp(r->uri, ep, len) != 0
+        || r->uri[len] != '/') {
+        return RSP_EP_NONE;
+    }
+    if (!strcmp(r->uri + len + 1, "acs")) {
+        return RSP_EP_ACS;
+    }
+    if (!strcmp(r->uri + len + 1, "metadata")) {
+        return RSP_EP_METADATA;
+    }
+    return RSP_EP_NONE;
+}
+
+const char *rsp_endpoint_url(request_rec *r, const rsp_dir_cfg_t *dc,
+                             const char *leaf)
+{
+    return ap_construct_url(r->pool,
+                            apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/",
+                                        leaf, NULL), r);
+}
+
+const char *rsp_replica(request_rec *r)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+
+    if (sc->replica_name) {
+        return sc->replica_name;
+    }
+    return apr_psprintf(r->pool, "%s:%u", host_name ? host_name : "localhost",
+                        (unsigned)r->connection->local_addr->port);
+}
+
+int rsp_unavailable(request_rec *r)
+{
+    apr_table_setn(r->err_headers_out, "Retry-After", RSP_RETRY_AFTER);
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
+/* The SP's endpoints answer without a session, inside protected space. */
+static int rsp_endpoint_access(request_rec *r)
+{
+    rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config,
+                                             &replay_sp_module);
+
+    return rsp_endpoint_of(r, dc) != RSP_EP_NONE ? OK : DECLINED;
+}
+
+static int rsp_handler(request_rec *r)
+{
+    rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config,
+                                             &replay_sp_module);
+
+    switch (rsp_endpoint_of(r, dc)) {
+    case RSP_EP_ACS:
+        return rsp_acs_handler(r, dc);
+    case RSP_EP_METADATA:
+        return rsp_metadata_handler(r, dc);
+    default:
+        return DECLINED;
+    }
+}
+
+static void rsp_register_hooks(apr_pool_t *p)
+{
+    ap_hook_check_config(rsp_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(rsp_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(rsp_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_access_ex(rsp_endpoint_access, NULL, NULL, APR_HOOK_FIRST,
+                            AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_check_authn(rsp_check_authn, NULL, NULL, APR_HOOK_MIDDLE,
+                        AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_handler(rsp_handler, NULL, NULL, APR_HOOK_FIRST);
+}
+
+AP_DECLARE_MODULE(replay_sp) = {
+    STANDARD20_MODULE_STUFF,
+    rsp_create_dir_cfg,
+    rsp_merge_dir_cfg,
+    rsp_create_srv_cfg,
+    rsp_merge_srv_cfg,
+    rsp_cmds,
+    rsp_register_hooks,
+};

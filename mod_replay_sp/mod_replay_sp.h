@@ -1,0 +1,97 @@
+/* mod_replay_sp glue: shared declarations. */
+#ifndef MOD_REPLAY_SP_H
+#define MOD_REPLAY_SP_H
+
+#include <httpd.h>
+#include <http_config.h>
+#include <http_log.h>
+#include <apr_reslist.h>
+
+#include "rsp_saml.h"
+#include "rsp_store.h"
+#include "rsp_url.h"
+
+/* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
+ * Every notice-and-above line carries one; a number is never reused.
+ * Next free number: 01010 (the list is in docs/operations.md). */
+#define RSP_LOGNO(n) "RSP" #n ": "
+
+#define RSP_UNSET (-1)
+
+#define RSP_DEFAULT_STORE_TIMEOUT_MS 1000
+#define RSP_DEFAULT_KEY_PREFIX "rsp:"
+#define RSP_DEFAULT_ENDPOINT "/saml"
+#define RSP_DEFAULT_SKEW 60
+#define RSP_DEFAULT_SESSION_LIFETIME 28800
+#define RSP_DEFAULT_MAX_WINDOW 3600
+#define RSP_MAX_MAX_WINDOW (29 * 86400)
+#define RSP_DEFAULT_MAX_BODY 262144
+#define RSP_DEFAULT_COOKIE "replay_sp_session"
+#define RSP_RETRY_AFTER "5"
+#define RSP_SESSION_ID_BYTES 32
+
+/* One SP definition (the four SP directives of one section) and, per
+ * child, the Lasso servers its worker threads use (one each). */
+typedef struct {
+    rsp_saml_sp_t def;
+    const char *section;        /* "<Location /x>" etc., for messages */
+    const char *defined_in;     /* file:line of the first SP directive */
+    apr_reslist_t *servers;     /* per child */
+} rsp_sp_conf_t;
+
+typedef struct {
+    const char *store_url_str;
+    rsp_store_url_t *store_url;
+    apr_interval_time_t store_timeout; /* RSP_UNSET when unset */
+    const char *key_prefix;
+    const char *replica_name;
+    rsp_store_t *store;                /* set in post_config */
+    apr_array_header_t *sps;           /* rsp_sp_conf_t *, defined here */
+} rsp_srv_cfg_t;
+
+typedef struct {
+    rsp_sp_conf_t *sp;
+    const char *endpoint_path;
+    apr_int64_t skew;
+    apr_int64_t session_lifetime;
+    apr_int64_t max_window;
+    apr_int64_t max_body;
+    const char *cookie_name;
+} rsp_dir_cfg_t;
+
+extern module AP_MODULE_DECLARE_DATA replay_sp_module;
+extern const command_rec rsp_cmds[];
+
+void *rsp_create_dir_cfg(apr_pool_t *p, char *dir);
+void *rsp_merge_dir_cfg(apr_pool_t *p, void *base, void *add);
+void *rsp_create_srv_cfg(apr_pool_t *p, server_rec *s);
+void *rsp_merge_srv_cfg(apr_pool_t *p, void *base, void *add);
+
+/* Effective values, defaults applied where read. */
+apr_int64_t rsp_cfg_skew(const rsp_dir_cfg_t *dc);
+apr_int64_t rsp_cfg_session_lifetime(const rsp_dir_cfg_t *dc);
+apr_int64_t rsp_cfg_max_window(const rsp_dir_cfg_t *dc);
+apr_int64_t rsp_cfg_max_body(const rsp_dir_cfg_t *dc);
+const char *rsp_cfg_endpoint(const rsp_dir_cfg_t *dc);
+const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc);
+const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc);
+
+typedef enum { RSP_EP_NONE = 0, RSP_EP_ACS, RSP_EP_METADATA } rsp_endpoint_t;
+rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc);
+
+/* The public URL of an endpoint: scheme, ServerName and port as httpd
+ * derives them (UseCanonicalName), plus the endpoint path. */
+const char *rsp_endpoint_url(request_rec *r, const rsp_dir_cfg_t *dc,
+                             const char *leaf);
+
+/* Which replica this is, for claims and log lines. */
+const char *rsp_replica(request_rec *r);
+
+/* 503 with Retry-After: the fail-closed answer. */
+int rsp_unavailable(request_rec *r);
+
+int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
+int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);
+int rsp_check_authn(request_rec *r);
+
+#endif

@@ -1,0 +1,279 @@
+/* The assertion consumer service (HTTP-POST binding):
+ *   read the form (size-limited) -> Lasso and our checks -> claim
+ *   (SET NX PX, TTL from the assertion's own window) -> only the winner
+ *   stores a session and sets the cookie. Fail closed on store errors. */
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include "mod_replay_sp.h"
+#include "rsp_session.h"
+#include "rsp_util.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+#define MAX_RELAY_STATE 2048
+
+/* Read the whole body, at most max bytes. */
+static int read_body(request_rec *r, apr_int64_t max, char **out)
+{
+    char *buf;
+    apr_size_t used = 0;
+    long n;
+    int rc;
+
+    if ((rc = ap_setup_client_block(r, REQUEST_CHUNKED_DECHUNK)) != OK) {
+        return rc;
+    }
+    if (r->remaining > max) {
+        return HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    buf = apr_palloc(r->pool, (apr_size_t)max + 1);
+    if (ap_should_client_block(r)) {
+        while ((n = ap_get_client_block(r, buf + used,
+                                        (apr_size_t)max + 1 - used)) > 0) {
+            used += (apr_size_t)n;
+            if (used > (apr_size_t)max) {
+                return HTTP_REQUEST_ENTITY_TOO_LARGE;
+            }
+        }
+        if (n < 0) {
+            return HTTP_BAD_REQUEST;
+        }
+    }
+    buf[used] = '\0';
+    *out = buf;
+    return OK;
+}
+
+/* Take SAMLResponse and RelayState from an urlencoded form; a field given
+ * twice is refused (which one would count?). */
+static const char *parse_form(request_rec *r, char *body, const char **saml,
+                              const char **relay)
+{
+    char *pair, *state = NULL;
+
+    *saml = *relay = NULL;
+    for (pair = apr_strtok(body, "&", &state); pair;
+         pair = apr_strtok(NULL, "&", &state)) {
+        char *eq = strchr(pair, '=');
+        const char **slot;
+        if (!eq) {
+            continue;
+        }
+        *eq = '\0';
+        if (!strcmp(pair, "SAMLResponse")) {
+            slot = saml;
+        }
+        else if (!strcmp(pair, "RelayState")) {
+            slot = relay;
+        }
+        else {
+            continue;
+        }
+        if (*slot) {
+            return apr_psprintf(r->pool, "%s given twice", pair);
+        }
+        if (ap_unescape_urlencoded(eq + 1) != OK) {
+            return apr_psprintf(r->pool, "bad escape in %s", pair);
+        }
+        *slot = eq + 1;
+    }
+    if (!*saml || !**saml) {
+        return "no SAMLResponse in the form";
+    }
+    return NULL;
+}
+
+/* RelayState is followed only when it is a local path on this host. */
+static const char *redirect_target(const char *relay)
+{
+    const char *c;
+
+    if (!relay || relay[0] != '/' || relay[1] == '/' || relay[1] == '\\'
+        || strlen(relay) > MAX_RELAY_STATE) {
+        return "/";
+    }
+    for (c = relay; *c; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\') {
+            return "/";
+        }
+    }
+    return relay;
+}
+
+static int refuse(request_rec *r, const char *check, const char *detail)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01004)
+                  "saml response refused: check=%s: %s (client %s)", check,
+                  detail, r->useragent_ip);
+    return HTTP_BAD_REQUEST;
+}
+
+/* On a replay: who claimed it first, from the claim's value (best effort,
+ * after the verdict; never part of deciding it). */
+static const char *first_claim(request_rec *r, rsp_store_t *st, const char *key)
+{
+    const char *val = NULL, *err, *rep, *end;
+    apr_size_t len;
+
+    if (rsp_store_get(st, r->pool, key, &val, &len, &err) != APR_SUCCESS
+        || !val || !(rep = strstr(val, "&r="))) {
+        return "unknown";
+    }
+    rep += 3;
+    end = strchr(rep, '&');
+    return end ? apr_pstrndup(r->pool, rep, (apr_size_t)(end - rep)) : rep;
+}
+
+int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    rsp_store_t *st = sc->store;
+    const char *ctype, *saml, *relay, *why, *check, *detail, *err;
+    const char *claim_key, *claim_val, *sid, *skey, *ahash, *replica, *cookie;
+    rsp_check_params_t cp;
+    rsp_assertion_t *a;
+    rsp_session_t sess;
+    rsp_lasso_server_t *server;
+    apr_int64_t lifetime_ms;
+    apr_time_t now;
+    apr_status_t rv;
+    char *body;
+    void *res;
+    int rc, won = 0, deleted = 0;
+
+    if (r->method_number != M_POST) {
+        r->allowed = (AP_METHOD_BIT << M_POST);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    ctype = apr_table_get(r->headers_in, "Content-Type");
+    if (!ctype || strncasecmp(ctype, "application/x-www-form-urlencoded", 33)) {
+        return refuse(r, "form", "Content-Type is not "
+                      "application/x-www-form-urlencoded");
+    }
+    if ((rc = read_body(r, rsp_cfg_max_body(dc), &body)) != OK) {
+        if (rc == HTTP_REQUEST_ENTITY_TOO_LARGE) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01015)
+                          "saml response refused: check=size: body larger "
+                          "than ReplaySPMaxBodySize %" APR_INT64_T_FMT
+                          " (client %s)", rsp_cfg_max_body(dc),
+                          r->useragent_ip);
+        }
+        return rc;
+    }
+    if ((why = parse_form(r, body, &saml, &relay)) != NULL) {
+        return refuse(r, "form", why);
+    }
+    if (!st) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
+                      "no ReplaySPStore for this server");
+        return rsp_unavailable(r);
+    }
+
+    /* 1. Validate: Lasso (signature, issuer) and our checks. */
+    now = apr_time_now();
+    cp.entity_id = dc->sp->def.entity_id;
+    cp.acs_url = rsp_endpoint_url(r, dc, "acs");
+    cp.now = now;
+    cp.skew_s = rsp_cfg_skew(dc);
+    cp.max_window_s = rsp_cfg_max_window(dc);
+    if ((rv = apr_reslist_acquire(dc->sp->servers, &res)) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RSP_LOGNO(01017)
+                      "no Lasso server available for SP %s", cp.entity_id);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    server = res;
+    rv = rsp_saml_process_response(&a, r->pool, server, saml, &cp, &check,
+                                   &detail);
+    apr_reslist_release(dc->sp->servers, res);
+    if (rv != APR_SUCCESS) {
+        return refuse(r, check, detail);
+    }
+    lifetime_ms = rsp_cfg_session_lifetime(dc) * 1000;
+    if (a->session_not_on_or_after) {
+        apr_int64_t cap = (a->session_not_on_or_after - now) / 1000;
+        if (cap < 1000) {
+            return refuse(r, "session-expired", apr_psprintf(
+                r->pool, "SessionNotOnOrAfter %s has passed",
+                rsp_format_time(r->pool, a->session_not_on_or_after)));
+        }
+        if (cap < lifetime_ms) {
+            lifetime_ms = cap;
+        }
+    }
+
+    /* 2. Claim: one SET NX PX; the reply is the verdict. */
+    ahash = rsp_short_hash(r->pool, a->id);
+    replica = rsp_replica(r);
+    if (rsp_random_token(&sid, r->pool, RSP_SESSION_ID_BYTES) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01018)
+                      "random generator failed; refusing the sign-in");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
+    claim_key = rsp_claim_key(r->pool, rsp_cfg_prefix(sc), a->issuer, a->id);
+    claim_val = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT "&s=%s",
+                             replica, apr_time_sec(now),
+                             skey + strlen(rsp_cfg_prefix(sc)) + 2);
+    rv = rsp_store_claim(st, r->pool, claim_key, claim_val, a->ttl_ms, &won,
+                         &err);
+    if (rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
+                      "sign-in refused, store unavailable (fail closed): "
+                      "issuer=%s assertion=%s client=%s replica=%s: %s",
+                      a->issuer, ahash, r->useragent_ip, replica, err);
+        return rsp_unavailable(r);
+    }
+    if (!won) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
+                      "replay refused: issuer=%s assertion=%s client=%s "
+                      "replica=%s first-claimed-by=%s", a->issuer, ahash,
+                      r->useragent_ip, replica, first_claim(r, st, claim_key));
+        return HTTP_FORBIDDEN;
+    }
+
+    /* 3. Won: the session, then the cookie. */
+    memset(&sess, 0, sizeof(sess));
+    sess.sp = cp.entity_id;
+    sess.issuer = a->issuer;
+    sess.name_id = a->name_id;
+    sess.name_id_format = a->name_id_format;
+    sess.session_index = a->session_index;
+    sess.claim_hash = ahash;
+    sess.created = now;
+    sess.expires = now + lifetime_ms * 1000;
+    {
+        const char *enc = rsp_session_encode(r->pool, &sess);
+        rv = rsp_store_put(st, r->pool, skey, enc, strlen(enc), lifetime_ms,
+                           &err);
+    }
+    if (rv != APR_SUCCESS) {
+        const char *err2 = NULL;
+        apr_status_t rv2 = rsp_store_del_if_equal(st, r->pool, claim_key,
+                                                  claim_val, &deleted, &err2);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01005)
+                      "sign-in refused, session could not be stored: "
+                      "issuer=%s assertion=%s replica=%s: %s; claim %s",
+                      a->issuer, ahash, replica, err,
+                      rv2 != APR_SUCCESS ? apr_pstrcat(r->pool,
+                          "kept (release failed: ", err2, ")", NULL)
+                      : deleted ? "released" : "kept (no longer ours)");
+        return rsp_unavailable(r);
+    }
+    cookie = apr_psprintf(r->pool, "%s=%s; Path=/; HttpOnly; SameSite=Lax%s",
+                          rsp_cfg_cookie(dc), sid,
+                          strcmp(ap_http_scheme(r), "https") ? "" : "; Secure");
+    apr_table_addn(r->err_headers_out, "Set-Cookie", cookie);
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01002)
+                  "sign-in accepted: issuer=%s assertion=%s user=%s client=%s "
+                  "replica=%s claim-ttl-ms=%" APR_INT64_T_FMT
+                  " session-lifetime=%" APR_INT64_T_FMT "s", a->issuer, ahash,
+                  a->name_id, r->useragent_ip, replica, a->ttl_ms,
+                  lifetime_ms / 1000);
+    apr_table_setn(r->headers_out, "Location", redirect_target(relay));
+    return HTTP_SEE_OTHER;
+}

@@ -1,0 +1,327 @@
+/* Directives, per-server and per-directory configuration. */
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <http_core.h>
+
+#include "mod_replay_sp.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+void *rsp_create_srv_cfg(apr_pool_t *p, server_rec *s)
+{
+    rsp_srv_cfg_t *sc = apr_pcalloc(p, sizeof(*sc));
+
+    sc->store_timeout = RSP_UNSET;
+    sc->sps = apr_array_make(p, 2, sizeof(rsp_sp_conf_t *));
+    return sc;
+}
+
+void *rsp_merge_srv_cfg(apr_pool_t *p, void *basev, void *addv)
+{
+    rsp_srv_cfg_t *base = basev, *add = addv;
+    rsp_srv_cfg_t *sc = apr_pcalloc(p, sizeof(*sc));
+
+    sc->store_url_str = add->store_url_str ? add->store_url_str : base->store_url_str;
+    sc->store_url = add->store_url ? add->store_url : base->store_url;
+    sc->store_timeout = add->store_timeout != RSP_UNSET ? add->store_timeout
+                                                        : base->store_timeout;
+    sc->key_prefix = add->key_prefix ? add->key_prefix : base->key_prefix;
+    sc->replica_name = add->replica_name ? add->replica_name : base->replica_name;
+    sc->sps = add->sps; /* SPs defined in this virtual host's sections */
+    return sc;
+}
+
+void *rsp_create_dir_cfg(apr_pool_t *p, char *dir)
+{
+    rsp_dir_cfg_t *dc = apr_pcalloc(p, sizeof(*dc));
+
+    dc->skew = RSP_UNSET;
+    dc->session_lifetime = RSP_UNSET;
+    dc->max_window = RSP_UNSET;
+    dc->max_body = RSP_UNSET;
+    return dc;
+}
+
+#define MERGE_NUM(f) dc->f = add->f != RSP_UNSET ? add->f : base->f
+#define MERGE_PTR(f) dc->f = add->f ? add->f : base->f
+
+void *rsp_merge_dir_cfg(apr_pool_t *p, void *basev, void *addv)
+{
+    rsp_dir_cfg_t *base = basev, *add = addv;
+    rsp_dir_cfg_t *dc = apr_pcalloc(p, sizeof(*dc));
+
+    MERGE_PTR(sp);
+    MERGE_PTR(endpoint_path);
+    MERGE_PTR(cookie_name);
+    MERGE_NUM(skew);
+    MERGE_NUM(session_lifetime);
+    MERGE_NUM(max_window);
+    MERGE_NUM(max_body);
+    return dc;
+}
+
+apr_int64_t rsp_cfg_skew(const rsp_dir_cfg_t *dc)
+{
+    return dc->skew != RSP_UNSET ? dc->skew : RSP_DEFAULT_SKEW;
+}
+
+apr_int64_t rsp_cfg_session_lifetime(const rsp_dir_cfg_t *dc)
+{
+    return dc->session_lifetime != RSP_UNSET ? dc->session_lifetime
+                                             : RSP_DEFAULT_SESSION_LIFETIME;
+}
+
+apr_int64_t rsp_cfg_max_window(const rsp_dir_cfg_t *dc)
+{
+    return dc->max_window != RSP_UNSET ? dc->max_window : RSP_DEFAULT_MAX_WINDOW;
+}
+
+apr_int64_t rsp_cfg_max_body(const rsp_dir_cfg_t *dc)
+{
+    return dc->max_body != RSP_UNSET ? dc->max_body : RSP_DEFAULT_MAX_BODY;
+}
+
+const char *rsp_cfg_endpoint(const rsp_dir_cfg_t *dc)
+{
+    return dc->endpoint_path ? dc->endpoint_path : RSP_DEFAULT_ENDPOINT;
+}
+
+const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc)
+{
+    return dc->cookie_name ? dc->cookie_name : RSP_DEFAULT_COOKIE;
+}
+
+const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc)
+{
+    return sc->key_prefix ? sc->key_prefix : RSP_DEFAULT_KEY_PREFIX;
+}
+
+static const char *invalid(cmd_parms *cmd, const char *arg, const char *why)
+{
+    return apr_psprintf(cmd->pool, "Invalid value for directive '%s': '%s': %s",
+                        cmd->directive->directive, arg, why);
+}
+
+/* An integer in [min, max]. */
+static const char *parse_num(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                             apr_int64_t max, apr_int64_t *out)
+{
+    char *end;
+    apr_int64_t v;
+
+    errno = 0;
+    v = apr_strtoi64(arg, &end, 10);
+    if (!*arg || *end || errno || v < min || v > max) {
+        return invalid(cmd, arg,
+                       apr_psprintf(cmd->pool, "expected a whole number from %"
+                                    APR_INT64_T_FMT " to %" APR_INT64_T_FMT,
+                                    min, max));
+    }
+    *out = v;
+    return NULL;
+}
+
+static rsp_srv_cfg_t *srv_cfg(cmd_parms *cmd)
+{
+    return ap_get_module_config(cmd->server->module_config, &replay_sp_module);
+}
+
+static const char *set_store(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_srv_cfg_t *sc = srv_cfg(cmd);
+    const char *err;
+
+    if (rsp_store_url_parse(&sc->store_url, cmd->pool, arg, &err) != APR_SUCCESS) {
+        return invalid(cmd, arg, err);
+    }
+    sc->store_url_str = arg;
+    return NULL;
+}
+
+static const char *set_store_timeout(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    apr_int64_t ms;
+    const char *err = parse_num(cmd, arg, 1, 60000, &ms);
+
+    if (!err) {
+        srv_cfg(cmd)->store_timeout = ms * 1000;
+    }
+    return err;
+}
+
+static const char *set_key_prefix(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *c;
+
+    if (!*arg || strlen(arg) > 64) {
+        return invalid(cmd, arg, "expected 1 to 64 characters");
+    }
+    for (c = arg; *c; c++) {
+        if (*c <= ' ' || *c > '~') {
+            return invalid(cmd, arg, "no spaces or control characters");
+        }
+    }
+    srv_cfg(cmd)->key_prefix = arg;
+    return NULL;
+}
+
+static const char *set_replica_name(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    srv_cfg(cmd)->replica_name = arg;
+    return NULL;
+}
+
+/* The SP of this section, created on its first SP directive. */
+static rsp_sp_conf_t *section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc)
+{
+    if (!dc->sp) {
+        rsp_srv_cfg_t *sc = srv_cfg(cmd);
+        dc->sp = apr_pcalloc(cmd->pool, sizeof(*dc->sp));
+        dc->sp->def.idp_files = apr_array_make(cmd->pool, 2, sizeof(char *));
+        dc->sp->section = cmd->path ? apr_psprintf(cmd->pool, "section for %s",
+                                                   cmd->path)
+                                    : "server configuration";
+        dc->sp->defined_in = apr_psprintf(cmd->pool, "%s:%d",
+                                          cmd->directive->filename,
+                                          cmd->directive->line_num);
+        APR_ARRAY_PUSH(sc->sps, rsp_sp_conf_t *) = dc->sp;
+    }
+    return dc->sp;
+}
+
+static const char *set_entity_id(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    if (!*arg) {
+        return invalid(cmd, arg, "empty entity ID");
+    }
+    if (sp->def.entity_id) {
+        return apr_pstrcat(cmd->pool, cmd->directive->directive,
+                           " given twice in one section", NULL);
+    }
+    sp->def.entity_id = arg;
+    return NULL;
+}
+
+static const char *set_sp_file(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    const char **slot = NULL;
+
+    if (!path) {
+        return invalid(cmd, arg, "not a valid path");
+    }
+    switch ((intptr_t)cmd->info) {
+    case 0:
+        slot = &sp->def.key_file;
+        break;
+    case 1:
+        slot = &sp->def.cert_file;
+        break;
+    default:
+        APR_ARRAY_PUSH(sp->def.idp_files, const char *) = path;
+        return NULL;
+    }
+    if (*slot) {
+        return apr_pstrcat(cmd->pool, cmd->directive->directive,
+                           " given twice in one section", NULL);
+    }
+    *slot = path;
+    return NULL;
+}
+
+static const char *set_endpoint(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_dir_cfg_t *dc = mconfig;
+    apr_size_t len = strlen(arg);
+    const char *c;
+
+    if (arg[0] != '/' || len < 2 || arg[len - 1] == '/' || strstr(arg, "//")
+        || strstr(arg, "/./") || strstr(arg, "/../")) {
+        return invalid(cmd, arg, "expected an absolute path without a "
+                       "trailing slash, e.g. /saml");
+    }
+    for (c = arg; *c; c++) {
+        if (*c <= ' ' || *c > '~' || *c == '?' || *c == '#' || *c == '%') {
+            return invalid(cmd, arg, "only plain printable path characters");
+        }
+    }
+    dc->endpoint_path = arg;
+    return NULL;
+}
+
+static const char *set_cookie_name(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *c;
+
+    if (!*arg || strlen(arg) > 64) {
+        return invalid(cmd, arg, "expected 1 to 64 characters");
+    }
+    for (c = arg; *c; c++) {
+        if (!apr_isalnum(*c) && *c != '_' && *c != '-' && *c != '.') {
+            return invalid(cmd, arg, "letters, digits, '_', '-' and '.' only");
+        }
+    }
+    ((rsp_dir_cfg_t *)mconfig)->cookie_name = arg;
+    return NULL;
+}
+
+static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_dir_cfg_t *dc = mconfig;
+
+    switch ((intptr_t)cmd->info) {
+    case 0:
+        return parse_num(cmd, arg, 0, 600, &dc->skew);
+    case 1:
+        return parse_num(cmd, arg, 60, 30 * 86400, &dc->session_lifetime);
+    case 2:
+        return parse_num(cmd, arg, 1, RSP_MAX_MAX_WINDOW, &dc->max_window);
+    default:
+        return parse_num(cmd, arg, 4096, 16 * 1024 * 1024, &dc->max_body);
+    }
+}
+
+const command_rec rsp_cmds[] = {
+    /* The store: per server. */
+    AP_INIT_TAKE1("ReplaySPStore", set_store, NULL, RSRC_CONF,
+                  "Claim and session store: redis://[user:password@]host:port[/db] "
+                  "or redis+unix:///path[?db=N] (no default; required)"),
+    AP_INIT_TAKE1("ReplaySPStoreTimeout", set_store_timeout, NULL, RSRC_CONF,
+                  "Milliseconds allowed for connecting to the store and for each "
+                  "command (default 1000)"),
+    AP_INIT_TAKE1("ReplaySPStoreKeyPrefix", set_key_prefix, NULL, RSRC_CONF,
+                  "Prefix of every key this module writes (default rsp:)"),
+    AP_INIT_TAKE1("ReplaySPReplicaName", set_replica_name, NULL, RSRC_CONF,
+                  "Name of this replica in claims and log lines (default "
+                  "hostname:port of the connection)"),
+    /* The SP: per location, in the main configuration only (not .htaccess),
+     * all four in the same section. */
+    AP_INIT_TAKE1("ReplaySPEntityID", set_entity_id, NULL, ACCESS_CONF,
+                  "Entity ID of this SP (no default; required)"),
+    AP_INIT_TAKE1("ReplaySPKeyFile", set_sp_file, (void *)0, ACCESS_CONF,
+                  "PEM private key of this SP (no default; required)"),
+    AP_INIT_TAKE1("ReplaySPCertFile", set_sp_file, (void *)1, ACCESS_CONF,
+                  "PEM certificate of this SP (no default; required)"),
+    AP_INIT_TAKE1("ReplaySPIdPMetadataFile", set_sp_file, (void *)2, ACCESS_CONF,
+                  "SAML 2.0 metadata of a trusted IdP; repeat for several IdPs "
+                  "(no default; at least one)"),
+    AP_INIT_TAKE1("ReplaySPEndpointPath", set_endpoint, NULL, ACCESS_CONF,
+                  "Path of the SP endpoints (acs, metadata) (default /saml)"),
+    AP_INIT_TAKE1("ReplaySPClockSkew", set_dir_num, (void *)0, ACCESS_CONF,
+                  "Seconds of clock skew tolerated; also added to every claim's "
+                  "retention (default 60)"),
+    AP_INIT_TAKE1("ReplaySPSessionLifetime", set_dir_num, (void *)1, ACCESS_CONF,
+                  "Seconds a session lasts, capped by SessionNotOnOrAfter "
+                  "(default 28800)"),
+    AP_INIT_TAKE1("ReplaySPMaxAssertionWindow", set_dir_num, (void *)2, ACCESS_CONF,
+                  "Longest remaining assertion validity accepted, in seconds "
+                  "(default 3600)"),
+    AP_INIT_TAKE1("ReplaySPMaxBodySize", set_dir_num, (void *)3, ACCESS_CONF,
+                  "Largest ACS POST body in bytes (default 262144)"),
+    AP_INIT_TAKE1("ReplaySPCookieName", set_cookie_name, NULL, ACCESS_CONF,
+                  "Name of the session cookie (default replay_sp_session)"),
+    {NULL}
+};

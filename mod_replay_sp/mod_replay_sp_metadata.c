@@ -1,0 +1,23 @@
+/* SP metadata at <endpoint>/metadata. */
+#include <http_protocol.h>
+
+#include "mod_replay_sp.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    const char *md;
+
+    if (r->method_number != M_GET) {
+        r->allowed = (AP_METHOD_BIT << M_GET);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    md = rsp_saml_metadata(r->pool, &dc->sp->def,
+                           rsp_endpoint_url(r, dc, "acs"));
+    ap_set_content_type(r, "application/samlmetadata+xml");
+    if (!r->header_only) {
+        ap_rputs(md, r);
+    }
+    return OK;
+}

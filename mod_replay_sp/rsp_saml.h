@@ -1,0 +1,81 @@
+/* SAML with Lasso: load and check an SP definition at startup, build
+ * Lasso servers for worker threads, and validate a POSTed Response. */
+#ifndef RSP_SAML_H
+#define RSP_SAML_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <apr_time.h>
+
+#include "rsp_util.h"
+
+typedef struct _LassoServer rsp_lasso_server_t;
+
+/* One SP as configured in one <Location>: what the directives name and,
+ * after rsp_saml_sp_load, what was read from the files. */
+typedef struct {
+    const char *entity_id;
+    const char *key_file;
+    const char *cert_file;
+    apr_array_header_t *idp_files;  /* const char * */
+    /* filled by rsp_saml_sp_load */
+    const char *key_pem;
+    const char *cert_pem;
+    const char *cert_b64;           /* DER in base64, for metadata */
+    const char *sp_metadata;        /* for our own LassoServer */
+    apr_array_header_t *idp_metadata; /* const char * */
+    apr_array_header_t *idp_ids;      /* const char *, same order */
+} rsp_saml_sp_t;
+
+/* Process-wide Lasso/libxml2/xmlsec initialisation; call once per process
+ * before threads start. Routes Lasso, libxml2 and xmlsec diagnostics to
+ * rsp_log at debug level. */
+apr_status_t rsp_saml_global_init(const char **err);
+
+/* Read key, certificate and IdP metadata; check that the key matches the
+ * certificate, that each metadata file describes an IdP, and that a
+ * LassoServer can be built. *err names the file and the problem. */
+apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p, const char **err);
+
+/* A new LassoServer for sp (each thread uses its own: nothing shared). */
+apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
+                                 const rsp_saml_sp_t *sp, const char **err);
+void rsp_saml_server_free(rsp_lasso_server_t *server);
+
+/* SP metadata: entityID, signing certificate, HTTP-POST ACS at acs_url. */
+const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                              const char *acs_url);
+
+typedef struct {
+    const char *entity_id;   /* our entity ID: the Audience */
+    const char *acs_url;     /* Destination and Recipient must equal it */
+    apr_time_t now;
+    apr_int64_t skew_s;
+    apr_int64_t max_window_s;
+} rsp_check_params_t;
+
+/* What a validated assertion yields. All strings come from the Lasso
+ * objects of the verified assertion, never from re-parsed XML. */
+typedef struct {
+    const char *issuer;
+    const char *id;
+    const char *name_id;
+    const char *name_id_format;
+    const char *session_index;
+    apr_time_t session_not_on_or_after; /* 0 = absent */
+    apr_time_t window_end;
+    apr_int64_t ttl_ms;
+} rsp_assertion_t;
+
+/* Validate a base64 SAMLResponse (HTTP-POST binding). On refusal returns
+ * APR_EGENERAL with *check a short stable name of the failed check
+ * (base64, xml, issuer, signature, status, assertion-count, encrypted,
+ * subject, bearer, recipient, destination, audience, in-response-to,
+ * window-missing, expired, not-yet-valid, window-too-long) and *detail. */
+apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
+                                       rsp_lasso_server_t *server,
+                                       const char *b64,
+                                       const rsp_check_params_t *cp,
+                                       const char **check, const char **detail);
+
+#endif

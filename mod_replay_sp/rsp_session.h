@@ -1,0 +1,28 @@
+/* Session records as stored in the shared store (under a hash of the
+ * session ID, never the ID itself). Encoded as "v=1&k=v&..." with
+ * percent-escaped values, so any replica can read what another wrote. */
+#ifndef RSP_SESSION_H
+#define RSP_SESSION_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+typedef struct {
+    const char *sp;             /* our entity ID: a session serves one SP */
+    const char *issuer;         /* IdP entity ID */
+    const char *name_id;
+    const char *name_id_format; /* may be NULL */
+    const char *session_index;  /* may be NULL */
+    const char *claim_hash;     /* short hash of the assertion ID, for logs */
+    apr_time_t created;
+    apr_time_t expires;
+} rsp_session_t;
+
+const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s);
+
+/* APR_EINVAL when data is not a well-formed version-1 record with the
+ * mandatory fields (sp, issuer, name_id, created, expires). */
+apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
+                                const char *data, apr_size_t len);
+
+#endif

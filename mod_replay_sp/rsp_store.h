@@ -1,0 +1,67 @@
+/* The claim and session store: one small interface, one file per backend.
+ *
+ * Every operation is bounded by the store's timeout (connect and each
+ * command). A non-APR_SUCCESS return means the outcome is unknown or the
+ * store refused: callers fail closed. *err then says why, in the store's
+ * own words, allocated from p. */
+#ifndef RSP_STORE_H
+#define RSP_STORE_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#include "rsp_url.h"
+
+typedef struct rsp_store_t rsp_store_t;
+
+typedef struct {
+    const char *name;
+    /* Per child, after fork: connection pool of up to max_conns. */
+    apr_status_t (*child_init)(rsp_store_t *st, apr_pool_t *pchild, int max_conns);
+    /* Atomic create-if-absent with expiry: *won = 1 when this call created
+     * the key, 0 when it already existed. One round trip. */
+    apr_status_t (*claim)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                          const char *value, apr_int64_t ttl_ms, int *won,
+                          const char **err);
+    /* *value = NULL when absent. */
+    apr_status_t (*get)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                        const char **value, apr_size_t *len, const char **err);
+    apr_status_t (*put)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                        const char *value, apr_size_t len, apr_int64_t ttl_ms,
+                        const char **err);
+    /* Delete key only if it still holds value; *deleted says if it did. */
+    apr_status_t (*del_if_equal)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                                 const char *value, int *deleted,
+                                 const char **err);
+    /* Server statistics as text (Redis INFO section, memcached stats). */
+    apr_status_t (*info)(rsp_store_t *st, apr_pool_t *p, const char *section,
+                         const char **text, const char **err);
+} rsp_store_ops_t;
+
+struct rsp_store_t {
+    const rsp_store_ops_t *ops;
+    const rsp_store_url_t *url;
+    apr_interval_time_t timeout;  /* connect and per-command bound */
+    void *impl;                   /* backend state, per child */
+};
+
+/* Build a store for url (no connection yet). */
+apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,
+                              const rsp_store_url_t *url,
+                              apr_interval_time_t timeout, const char **err);
+
+extern const rsp_store_ops_t rsp_store_redis_ops;
+
+#define rsp_store_child_init(st, p, n) ((st)->ops->child_init((st), (p), (n)))
+#define rsp_store_claim(st, p, k, v, ttl, won, err) \
+    ((st)->ops->claim((st), (p), (k), (v), (ttl), (won), (err)))
+#define rsp_store_get(st, p, k, v, l, err) \
+    ((st)->ops->get((st), (p), (k), (v), (l), (err)))
+#define rsp_store_put(st, p, k, v, l, ttl, err) \
+    ((st)->ops->put((st), (p), (k), (v), (l), (ttl), (err)))
+#define rsp_store_del_if_equal(st, p, k, v, d, err) \
+    ((st)->ops->del_if_equal((st), (p), (k), (v), (d), (err)))
+#define rsp_store_info(st, p, s, t, err) \
+    ((st)->ops->info((st), (p), (s), (t), (err)))
+
+#endif

@@ -1,0 +1,363 @@
+/* Redis backend (hiredis, blocking with timeouts).
+ *
+ * Connections are per child (made after fork), held in an apr_reslist of
+ * slots sized for the MPM's threads, reused across requests and rebuilt
+ * lazily after any error; the command timeout is applied again on every
+ * (re)connect. A claim is one SET NX PX round trip. */
+#include <string.h>
+
+#include <apr_reslist.h>
+#include <apr_strings.h>
+#include <hiredis.h>
+
+#include "rsp_store.h"
+
+typedef struct {
+    redisContext *c;
+} slot_t;
+
+typedef struct {
+    apr_reslist_t *slots;
+} redis_impl_t;
+
+static apr_status_t slot_make(void **res, void *params, apr_pool_t *p)
+{
+    *res = apr_pcalloc(p, sizeof(slot_t));
+    return APR_SUCCESS;
+}
+
+static apr_status_t slot_free(void *res, void *params, apr_pool_t *p)
+{
+    slot_t *s = res;
+
+    if (s->c) {
+        redisFree(s->c);
+        s->c = NULL;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
+                                     int max_conns)
+{
+    redis_impl_t *impl = apr_pcalloc(pchild, sizeof(*impl));
+    apr_status_t rv;
+
+    if (max_conns < 1) {
+        max_conns = 1;
+    }
+    rv = apr_reslist_create(&impl->slots, 0, max_conns, max_conns, 0,
+                            slot_make, slot_free, st, pchild);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* Waiting for a free connection is bounded like everything else. */
+    apr_reslist_timeout_set(impl->slots, st->timeout);
+    st->impl = impl;
+    return APR_SUCCESS;
+}
+
+static struct timeval to_tv(apr_interval_time_t t)
+{
+    struct timeval tv;
+
+    tv.tv_sec = (time_t)apr_time_sec(t);
+    tv.tv_usec = (suseconds_t)apr_time_usec(t);
+    return tv;
+}
+
+static void drop(slot_t *s)
+{
+    if (s->c) {
+        redisFree(s->c);
+        s->c = NULL;
+    }
+}
+
+/* Run a setup command on a fresh connection; expect a status reply. */
+static apr_status_t setup_cmd(slot_t *s, apr_pool_t *p, const char **err,
+                              const char *what, redisReply *r)
+{
+    apr_status_t rv = APR_SUCCESS;
+
+    if (!r) {
+        *err = apr_psprintf(p, "%s: %s", what, s->c->errstr);
+        rv = APR_EGENERAL;
+    }
+    else if (r->type == REDIS_REPLY_ERROR) {
+        *err = apr_psprintf(p, "%s refused: %s", what, r->str);
+        rv = APR_EGENERAL;
+    }
+    if (r) {
+        freeReplyObject(r);
+    }
+    if (rv != APR_SUCCESS) {
+        drop(s);
+    }
+    return rv;
+}
+
+static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                                 const char **err)
+{
+    const rsp_store_url_t *u = st->url;
+    struct timeval tv = to_tv(st->timeout);
+    apr_status_t rv;
+
+    if (u->kind == RSP_STORE_REDIS_UNIX) {
+        s->c = redisConnectUnixWithTimeout(u->path, tv);
+    }
+    else {
+        s->c = redisConnectWithTimeout(u->host, u->port, tv);
+    }
+    if (!s->c) {
+        *err = "cannot allocate a Redis context";
+        return APR_ENOMEM;
+    }
+    if (s->c->err) {
+        *err = apr_psprintf(p, "connect to %s: %s", u->display, s->c->errstr);
+        drop(s);
+        return APR_ECONNREFUSED;
+    }
+    if (redisSetTimeout(s->c, tv) != REDIS_OK) {
+        *err = apr_psprintf(p, "set timeout on %s: %s", u->display,
+                            s->c->errstr);
+        drop(s);
+        return APR_EGENERAL;
+    }
+    if (u->password) {
+        redisReply *r = u->user
+            ? redisCommand(s->c, "AUTH %s %s", u->user, u->password)
+            : redisCommand(s->c, "AUTH %s", u->password);
+        if ((rv = setup_cmd(s, p, err, "AUTH", r)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    if (u->db) {
+        redisReply *r = redisCommand(s->c, "SELECT %d", u->db);
+        if ((rv = setup_cmd(s, p, err, "SELECT", r)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, slot_t **out,
+                            const char **err)
+{
+    redis_impl_t *impl = st->impl;
+    void *res;
+    apr_status_t rv;
+
+    if (!impl) {
+        *err = "store not initialised in this process";
+        return APR_EGENERAL;
+    }
+    rv = apr_reslist_acquire(impl->slots, &res);
+    if (rv != APR_SUCCESS) {
+        *err = APR_STATUS_IS_TIMEUP(rv)
+            ? "no free store connection within the timeout"
+            : "cannot acquire a store connection";
+        return rv;
+    }
+    *out = res;
+    if (!(*out)->c && (rv = connect_slot(st, *out, p, err)) != APR_SUCCESS) {
+        apr_reslist_release(impl->slots, res);
+        return rv;
+    }
+    return APR_SUCCESS;
+}
+
+static void release(rsp_store_t *st, slot_t *s)
+{
+    apr_reslist_release(((redis_impl_t *)st->impl)->slots, s);
+}
+
+/* Turn a NULL reply (I/O error, timeout) or an error reply into status and
+ * text; a transport error drops the connection so the next use reconnects. */
+static apr_status_t check_reply(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                                redisReply *r, const char **err)
+{
+    if (!r) {
+        *err = apr_psprintf(p, "%s: %s", st->url->display,
+                            s->c->errstr[0] ? s->c->errstr : "I/O error");
+        drop(s);
+        return APR_EGENERAL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        *err = apr_psprintf(p, "%s: %s", st->url->display, r->str);
+        freeReplyObject(r);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t unexpected(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                               redisReply *r, const char **err)
+{
+    *err = apr_psprintf(p, "%s: unexpected reply type %d", st->url->display,
+                        r->type);
+    freeReplyObject(r);
+    drop(s); /* protocol state unknown */
+    return APR_EGENERAL;
+}
+
+static apr_status_t redis_claim(rsp_store_t *st, apr_pool_t *p, const char *key,
+                                const char *value, apr_int64_t ttl_ms, int *won,
+                                const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if (ttl_ms < 1) {
+        *err = "claim TTL must be positive";
+        return APR_EINVAL;
+    }
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = redisCommand(s->c, "SET %s %s NX PX %lld", key, value,
+                     (long long)ttl_ms);
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
+            *won = 1;
+            freeReplyObject(r);
+        }
+        else if (r->type == REDIS_REPLY_NIL) {
+            *won = 0;
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
+static apr_status_t redis_get(rsp_store_t *st, apr_pool_t *p, const char *key,
+                              const char **value, apr_size_t *len,
+                              const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = redisCommand(s->c, "GET %s", key);
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_STRING) {
+            *value = apr_pstrmemdup(p, r->str, r->len);
+            *len = r->len;
+            freeReplyObject(r);
+        }
+        else if (r->type == REDIS_REPLY_NIL) {
+            *value = NULL;
+            *len = 0;
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
+static apr_status_t redis_put(rsp_store_t *st, apr_pool_t *p, const char *key,
+                              const char *value, apr_size_t len,
+                              apr_int64_t ttl_ms, const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if (ttl_ms < 1) {
+        *err = "TTL must be positive";
+        return APR_EINVAL;
+    }
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = redisCommand(s->c, "SET %s %b PX %lld", key, value, len,
+                     (long long)ttl_ms);
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
+/* Compare-and-delete in one atomic step on the server. */
+static const char del_if_equal_lua[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "return redis.call('DEL', KEYS[1]) else return 0 end";
+
+static apr_status_t redis_del_if_equal(rsp_store_t *st, apr_pool_t *p,
+                                       const char *key, const char *value,
+                                       int *deleted, const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = redisCommand(s->c, "EVAL %s 1 %s %s", del_if_equal_lua, key, value);
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_INTEGER) {
+            *deleted = r->integer > 0;
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
+static apr_status_t redis_info(rsp_store_t *st, apr_pool_t *p,
+                               const char *section, const char **text,
+                               const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = section ? redisCommand(s->c, "INFO %s", section)
+                : redisCommand(s->c, "INFO");
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_STRING) {
+            *text = apr_pstrmemdup(p, r->str, r->len);
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
+const rsp_store_ops_t rsp_store_redis_ops = {
+    "redis",
+    redis_child_init,
+    redis_claim,
+    redis_get,
+    redis_put,
+    redis_del_if_equal,
+    redis_info,
+};

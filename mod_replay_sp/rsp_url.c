@@ -1,0 +1,212 @@
+#include <string.h>
+
+#include <apr_strings.h>
+#include <apr_lib.h>
+
+#include "rsp_url.h"
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode [s, s+len); NULL on a bad escape or a decoded NUL. */
+static char *pct_decode(apr_pool_t *p, const char *s, apr_size_t len)
+{
+    char *out = apr_palloc(p, len + 1), *o = out;
+    apr_size_t i;
+
+    for (i = 0; i < len; i++) {
+        if (s[i] == '%') {
+            int hi, lo;
+            if (i + 2 >= len) {
+                return NULL;
+            }
+            hi = hexval((unsigned char)s[i + 1]);
+            lo = hexval((unsigned char)s[i + 2]);
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                return NULL;
+            }
+            *o++ = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* A decimal number in [min, max] spanning exactly [s, s+len). */
+static int parse_int(const char *s, apr_size_t len, int min, int max, int *out)
+{
+    long v = 0;
+    apr_size_t i;
+
+    if (len == 0 || len > 9) {
+        return 0;
+    }
+    for (i = 0; i < len; i++) {
+        if (!apr_isdigit(s[i])) {
+            return 0;
+        }
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < min || v > max) {
+        return 0;
+    }
+    *out = (int)v;
+    return 1;
+}
+
+static int has_bad_chars(const char *s)
+{
+    for (; *s; s++) {
+        if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define FAIL(msg) do { *err = (msg); return APR_EINVAL; } while (0)
+
+static apr_status_t parse_unix(rsp_store_url_t *u, apr_pool_t *p,
+                               const char *rest, const char **err)
+{
+    const char *q = strchr(rest, '?');
+    apr_size_t plen = q ? (apr_size_t)(q - rest) : strlen(rest);
+
+    u->kind = RSP_STORE_REDIS_UNIX;
+    if (plen < 2 || rest[0] != '/') {
+        FAIL("redis+unix:// needs an absolute socket path, "
+             "e.g. redis+unix:///run/redis/redis.sock");
+    }
+    u->path = pct_decode(p, rest, plen);
+    if (!u->path) {
+        FAIL("bad percent-escape in the socket path");
+    }
+    if (q) {
+        const char *arg = q + 1;
+        if (strncmp(arg, "db=", 3) != 0
+            || !parse_int(arg + 3, strlen(arg + 3), 0, 1000000, &u->db)) {
+            FAIL("the only query parameter accepted is db=N "
+                 "(a non-negative database number)");
+        }
+    }
+    u->display = apr_pstrcat(p, "redis+unix://", u->path,
+                             u->db ? apr_psprintf(p, "?db=%d", u->db) : "",
+                             NULL);
+    return APR_SUCCESS;
+}
+
+static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
+                              const char *rest, const char **err)
+{
+    const char *at, *slash, *hostport, *colon;
+    apr_size_t hplen;
+
+    u->kind = RSP_STORE_REDIS;
+    slash = strchr(rest, '/');
+    at = strrchr(rest, '@');
+    if (at && slash && at > slash) {
+        FAIL("'@' after the first '/': put credentials before the host");
+    }
+    if (strchr(rest, '?') || strchr(rest, '#')) {
+        FAIL("redis:// URLs take no query or fragment; "
+             "give the database as /N");
+    }
+    if (at) {
+        const char *cred = rest, *c = memchr(cred, ':', (apr_size_t)(at - cred));
+        if (!c) {
+            FAIL("credentials must be user:password@ (user may be empty)");
+        }
+        u->user = c > cred ? pct_decode(p, cred, (apr_size_t)(c - cred)) : NULL;
+        u->password = pct_decode(p, c + 1, (apr_size_t)(at - c - 1));
+        if ((c > cred && !u->user) || !u->password) {
+            FAIL("bad percent-escape in the credentials");
+        }
+        if (!*u->password) {
+            FAIL("empty password");
+        }
+        hostport = at + 1;
+    }
+    else {
+        hostport = rest;
+    }
+    hplen = slash ? (apr_size_t)(slash - hostport) : strlen(hostport);
+    if (hplen == 0) {
+        FAIL("missing host");
+    }
+    if (hostport[0] == '[') {
+        const char *rb = memchr(hostport, ']', hplen);
+        if (!rb || rb == hostport + 1) {
+            FAIL("malformed [IPv6] host");
+        }
+        u->host = apr_pstrndup(p, hostport + 1, (apr_size_t)(rb - hostport - 1));
+        colon = rb + 1;
+        if (colon == hostport + hplen) {
+            colon = NULL;
+        }
+        else if (*colon != ':') {
+            FAIL("expected ':port' after the [IPv6] host");
+        }
+    }
+    else {
+        colon = memchr(hostport, ':', hplen);
+        u->host = apr_pstrndup(p, hostport,
+                               colon ? (apr_size_t)(colon - hostport) : hplen);
+    }
+    if (!*u->host || has_bad_chars(u->host)) {
+        FAIL("missing or malformed host");
+    }
+    if (!colon) {
+        FAIL("missing port: write host:port (Redis listens on 6379 by default)");
+    }
+    if (!parse_int(colon + 1, (apr_size_t)(hostport + hplen - colon - 1), 1,
+                   65535, &u->port)) {
+        FAIL("port must be a number from 1 to 65535");
+    }
+    if (slash && slash[1] != '\0') {
+        if (!parse_int(slash + 1, strlen(slash + 1), 0, 1000000, &u->db)) {
+            FAIL("database must be a non-negative number: redis://host:port/N");
+        }
+    }
+    u->display = apr_psprintf(
+        p, strchr(u->host, ':') ? "redis://%s%s[%s]:%d/%d" : "redis://%s%s%s:%d/%d",
+        u->password && u->user ? u->user : "", u->password ? ":***@" : "",
+        u->host, u->port, u->db);
+    return APR_SUCCESS;
+}
+
+apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
+                                 const char *url, const char **err)
+{
+    rsp_store_url_t *u = apr_pcalloc(p, sizeof(*u));
+    apr_status_t rv;
+
+    if (!url || !*url) {
+        FAIL("empty store URL");
+    }
+    if (has_bad_chars(url)) {
+        FAIL("the URL contains spaces or control characters");
+    }
+    if (strncasecmp(url, "redis+unix://", 13) == 0) {
+        rv = parse_unix(u, p, url + 13, err);
+    }
+    else if (strncasecmp(url, "redis://", 8) == 0) {
+        rv = parse_tcp(u, p, url + 8, err);
+    }
+    else {
+        FAIL("unknown scheme: expected redis://host:port[/db] or "
+             "redis+unix:///path[?db=N]");
+    }
+    if (rv == APR_SUCCESS) {
+        *out = u;
+    }
+    return rv;
+}

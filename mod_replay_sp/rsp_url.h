@@ -1,0 +1,28 @@
+/* Store URLs: redis://[user:password@]host:port[/db]
+ *             redis+unix:///path/to/socket[?db=N]          */
+#ifndef RSP_URL_H
+#define RSP_URL_H
+
+#include <apr_pools.h>
+
+typedef enum {
+    RSP_STORE_REDIS = 1,
+    RSP_STORE_REDIS_UNIX
+} rsp_store_kind_t;
+
+typedef struct {
+    rsp_store_kind_t kind;
+    const char *host;     /* TCP: host name or address */
+    int port;             /* TCP: 1..65535 */
+    const char *path;     /* unix: absolute socket path */
+    const char *user;     /* NULL when absent */
+    const char *password; /* NULL when absent */
+    int db;               /* Redis database number, 0 by default */
+    const char *display;  /* the URL with the password masked, for logs */
+} rsp_store_url_t;
+
+/* Parse url. On failure returns APR_EINVAL and *err says why. */
+apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
+                                 const char *url, const char **err);
+
+#endif

@@ -1,0 +1,248 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include <apr_strings.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "rsp_util.h"
+
+const char *rsp_b64url(apr_pool_t *p, const unsigned char *buf, apr_size_t len)
+{
+    static const char tab[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char *out = apr_palloc(p, (len + 2) / 3 * 4 + 1);
+    char *o = out;
+    apr_size_t i;
+
+    for (i = 0; i + 2 < len; i += 3) {
+        *o++ = tab[buf[i] >> 2];
+        *o++ = tab[((buf[i] & 0x03) << 4) | (buf[i + 1] >> 4)];
+        *o++ = tab[((buf[i + 1] & 0x0f) << 2) | (buf[i + 2] >> 6)];
+        *o++ = tab[buf[i + 2] & 0x3f];
+    }
+    if (len - i == 1) {
+        *o++ = tab[buf[i] >> 2];
+        *o++ = tab[(buf[i] & 0x03) << 4];
+    }
+    else if (len - i == 2) {
+        *o++ = tab[buf[i] >> 2];
+        *o++ = tab[((buf[i] & 0x03) << 4) | (buf[i + 1] >> 4)];
+        *o++ = tab[(buf[i + 1] & 0x0f) << 2];
+    }
+    *o = '\0';
+    return out;
+}
+
+const char *rsp_sha256_b64url(apr_pool_t *p, const void *data, apr_size_t len)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1) {
+        /* Only on allocation failure inside OpenSSL. */
+        abort();
+    }
+    return rsp_b64url(p, md, mdlen);
+}
+
+const char *rsp_short_hash(apr_pool_t *p, const char *s)
+{
+    const char *h = rsp_sha256_b64url(p, s ? s : "", s ? strlen(s) : 0);
+    return apr_pstrndup(p, h, 12);
+}
+
+const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
+                          const char *issuer, const char *id)
+{
+    apr_size_t ilen, dlen;
+    char *buf;
+
+    if (!issuer || !*issuer || !id || !*id) {
+        return NULL;
+    }
+    /* issuer || 0x00 || id: the separator cannot occur in either string,
+     * so no two (issuer, id) pairs share an input. */
+    ilen = strlen(issuer);
+    dlen = strlen(id);
+    buf = apr_palloc(p, ilen + 1 + dlen);
+    memcpy(buf, issuer, ilen);
+    buf[ilen] = '\0';
+    memcpy(buf + ilen + 1, id, dlen);
+    return apr_pstrcat(p, prefix ? prefix : "", "a:",
+                       rsp_sha256_b64url(p, buf, ilen + 1 + dlen), NULL);
+}
+
+const char *rsp_session_key(apr_pool_t *p, const char *prefix,
+                            const char *session_id)
+{
+    return apr_pstrcat(p, prefix ? prefix : "", "s:",
+                       rsp_sha256_b64url(p, session_id, strlen(session_id)),
+                       NULL);
+}
+
+apr_status_t rsp_random_token(const char **out, apr_pool_t *p, apr_size_t nbytes)
+{
+    unsigned char buf[64];
+
+    if (nbytes > sizeof(buf) || RAND_bytes(buf, (int)nbytes) != 1) {
+        return APR_EGENERAL;
+    }
+    *out = rsp_b64url(p, buf, nbytes);
+    return APR_SUCCESS;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date. */
+static apr_int64_t days_from_civil(apr_int64_t y, unsigned m, unsigned d)
+{
+    apr_int64_t era;
+    unsigned yoe, doy, doe;
+
+    y -= m <= 2;
+    era = (y >= 0 ? y : y - 399) / 400;
+    yoe = (unsigned)(y - era * 400);
+    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (apr_int64_t)doe - 719468;
+}
+
+static int digits(const char *s, int n, int *out)
+{
+    int v = 0, i;
+
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return 0;
+        }
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+apr_status_t rsp_parse_time(apr_time_t *out, const char *s)
+{
+    int Y, M, D, h, m, sec, zh, zm;
+    apr_int64_t usec = 0, secs;
+    const char *c;
+
+    if (!s || strlen(s) < 19 || !digits(s, 4, &Y) || s[4] != '-'
+        || !digits(s + 5, 2, &M) || s[7] != '-' || !digits(s + 8, 2, &D)
+        || s[10] != 'T' || !digits(s + 11, 2, &h) || s[13] != ':'
+        || !digits(s + 14, 2, &m) || s[16] != ':' || !digits(s + 17, 2, &sec)) {
+        return APR_EINVAL;
+    }
+    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) {
+        return APR_EINVAL;
+    }
+    c = s + 19;
+    if (*c == '.') {
+        apr_int64_t scale = 100000;
+        c++;
+        if (*c < '0' || *c > '9') {
+            return APR_EINVAL;
+        }
+        while (*c >= '0' && *c <= '9') {
+            usec += (*c - '0') * scale;
+            scale /= 10;
+            c++;
+        }
+    }
+    secs = days_from_civil(Y, (unsigned)M, (unsigned)D) * 86400
+           + h * 3600 + m * 60 + sec;
+    if (*c == 'Z') {
+        c++;
+    }
+    else if (*c == '+' || *c == '-') {
+        int sign = *c == '-' ? -1 : 1;
+        if (!digits(c + 1, 2, &zh) || c[3] != ':' || !digits(c + 4, 2, &zm)
+            || zh > 14 || zm > 59) {
+            return APR_EINVAL;
+        }
+        secs -= sign * (zh * 3600 + zm * 60);
+        c += 6;
+    }
+    if (*c != '\0') {
+        return APR_EINVAL;
+    }
+    *out = apr_time_from_sec(secs) + usec;
+    return APR_SUCCESS;
+}
+
+const char *rsp_format_time(apr_pool_t *p, apr_time_t t)
+{
+    apr_time_exp_t tm;
+    char buf[32];
+    apr_size_t len;
+
+    apr_time_exp_gmt(&tm, t);
+    apr_strftime(buf, &len, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return apr_pstrndup(p, buf, len);
+}
+
+const char *rsp_window_verdict_name(rsp_window_verdict_t v)
+{
+    switch (v) {
+    case RSP_WINDOW_OK:
+        return "ok";
+    case RSP_WINDOW_MISSING:
+        return "window-missing";
+    case RSP_WINDOW_EXPIRED:
+        return "expired";
+    case RSP_WINDOW_NOT_YET_VALID:
+        return "not-yet-valid";
+    case RSP_WINDOW_TOO_LONG:
+        return "window-too-long";
+    }
+    return "unknown";
+}
+
+rsp_window_verdict_t rsp_window_check(const rsp_times_t *t, apr_time_t now,
+                                      apr_int64_t skew_s,
+                                      apr_int64_t max_window_s,
+                                      apr_time_t *window_end,
+                                      apr_int64_t *ttl_ms)
+{
+    apr_time_t end = 0, skew = apr_time_from_sec(skew_s);
+    apr_int64_t remaining_us;
+
+    if (t->scd_not_on_or_after) {
+        end = t->scd_not_on_or_after;
+    }
+    if (t->conditions_not_on_or_after
+        && (!end || t->conditions_not_on_or_after < end)) {
+        end = t->conditions_not_on_or_after;
+    }
+    if (!end) {
+        return RSP_WINDOW_MISSING;
+    }
+    if (now >= end + skew) {
+        return RSP_WINDOW_EXPIRED;
+    }
+    if ((t->conditions_not_before && now + skew < t->conditions_not_before)
+        || (t->scd_not_before && now + skew < t->scd_not_before)) {
+        return RSP_WINDOW_NOT_YET_VALID;
+    }
+    remaining_us = end - now;
+    if (remaining_us > apr_time_from_sec(max_window_s)) {
+        return RSP_WINDOW_TOO_LONG;
+    }
+    *window_end = end;
+    /* Round the remaining window up to the millisecond; then add the skew.
+     * remaining_us may be negative (inside the skew): the sum stays > 0. */
+    if (remaining_us >= 0) {
+        *ttl_ms = (remaining_us + 999) / 1000 + skew_s * 1000;
+    }
+    else {
+        *ttl_ms = -((-remaining_us) / 1000) + skew_s * 1000;
+    }
+    if (*ttl_ms < 1) {
+        *ttl_ms = 1;
+    }
+    return RSP_WINDOW_OK;
+}
+
+apr_int64_t rsp_ttl_seconds(apr_int64_t ttl_ms)
+{
+    return (ttl_ms + 999) / 1000;
+}

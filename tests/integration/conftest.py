@@ -1,0 +1,269 @@
+"""Fixtures for mod_replay_sp's integration tests (see README.md here).
+
+Session scope: a work directory, Redis, the test IdPs, the SP key pair and
+the fleet (three replicas + a balancer). Function scope: ``fleet`` (Redis
+up and empty, replicas back on the default configuration, log marks set)
+and the autouse error-log gate.
+"""
+
+import os
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import harness  # noqa: E402
+from harness import (TAGS, HarnessError, Fleet, Httpd, RedisServer,  # noqa: E402,F401
+                     bad_log_lines, claim_key, session_key, post_acs, get,
+                     session_cookie, window_end_of)
+
+if harness.IDP_DIR not in sys.path:
+    sys.path.insert(0, harness.IDP_DIR)
+
+SP_ENTITY_ID = "https://sp.rsp.test.example/saml/metadata"
+IDP1_ENTITY_ID = "https://idp.test.example/idp"
+IDP2_ENTITY_ID = "https://idp2.test.example/idp"
+UNKNOWN_ENTITY_ID = "https://unknown-idp.test.example/idp"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "expect_log(*tags): error-log lines (warn and above) this test may cause; "
+        "each argument is a key of harness.TAGS (e.g. 'replay_refused') or a "
+        "literal substring (e.g. 'RSP01001')")
+
+
+# --------------------------------------------------------------------------
+# error-log gate
+# --------------------------------------------------------------------------
+
+def allowed_for(item):
+    allowed = []
+    for m in item.iter_markers("expect_log"):
+        for a in m.args:
+            allowed.append(TAGS.get(a, a))
+    return tuple(allowed)
+
+
+def unexpected_log_lines(instances, allowed, offsets=None):
+    """{instance name: [bad lines]} for lines after each instance's gate
+    offset (or offsets[name]) at warn level or above, not allowed."""
+    out = {}
+    for h in instances:
+        off = h.gate_offset if offsets is None else offsets.get(h.name, 0)
+        bad = bad_log_lines(h._log_since(off).splitlines(), allowed)
+        if bad:
+            out[h.name] = bad
+    return out
+
+
+def format_bad(bad):
+    return "\n".join("%s: %s" % (name, line) for name, lines in bad.items() for line in lines)
+
+
+@pytest.fixture(autouse=True)
+def _error_log_gate(request):
+    """Every test: any [warn]/[error]/[crit]/[alert]/[emerg] line (or child
+    crash, or raw GLib/libxml2 warning) in any httpd instance's error log
+    that the test did not declare with @pytest.mark.expect_log fails it.
+    The check after the test body runs in pytest_runtest_makereport (so the
+    test itself is FAILED); lines written during teardown are checked here."""
+    for h in Httpd.all_instances:
+        h.gate_offset = h.log_size()
+    yield
+    time.sleep(0.05)
+    bad = unexpected_log_lines(Httpd.all_instances, allowed_for(request.node),
+                               offsets=getattr(request.node, "_rsp_gate_checked", None))
+    if bad:
+        pytest.fail("unexpected error-log lines during teardown:\n" + format_bad(bad),
+                    pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when != "call":
+        return
+    time.sleep(0.05)   # lines are written before the response; be generous
+    item._rsp_gate_checked = {h.name: h.log_size() for h in Httpd.all_instances}
+    bad = unexpected_log_lines(Httpd.all_instances, allowed_for(item))
+    if not bad:
+        return
+    msg = ("error-log gate: unexpected lines (declare them with "
+           "@pytest.mark.expect_log if the test means to cause them):\n" + format_bad(bad))
+    if rep.passed:
+        rep.outcome = "failed"
+        rep.longrepr = msg
+    else:
+        rep.sections.append(("error-log gate", msg))
+
+
+# --------------------------------------------------------------------------
+# session fixtures
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def workdir(request):
+    d = harness.make_workdir()
+    yield d
+    failed = request.session.testsfailed
+    if os.environ.get("RSP_KEEP_TMP") or failed:
+        sys.stderr.write("\nintegration work directory kept: %s\n" % d)
+    else:
+        harness.rmtree_quiet(d)
+
+
+@pytest.fixture(scope="session")
+def module_so():
+    try:
+        return harness.module_path()
+    except HarnessError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def testidp():
+    try:
+        import rsp_testidp
+    except ImportError as e:
+        pytest.fail("cannot import the test IdP from %s: %s" % (harness.IDP_DIR, e), pytrace=False)
+    return rsp_testidp
+
+
+@pytest.fixture(scope="session")
+def redis(workdir):
+    r = RedisServer(os.path.join(workdir, "redis"))
+    r.start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture(scope="session")
+def idps(workdir, testidp):
+    """idp1, idp2: configured IdPs; rogue: same entity ID as idp1 with
+    another key (badly signed); unknown: an IdP the SP does not know."""
+    d = harness.make_dir(os.path.join(workdir, "idps"))
+    return {
+        "idp1": testidp.TestIdP(os.path.join(d, "idp1"), entity_id=IDP1_ENTITY_ID),
+        "idp2": testidp.TestIdP(os.path.join(d, "idp2"), entity_id=IDP2_ENTITY_ID),
+        "rogue": testidp.TestIdP(os.path.join(d, "rogue"), entity_id=IDP1_ENTITY_ID),
+        "unknown": testidp.TestIdP(os.path.join(d, "unknown"), entity_id=UNKNOWN_ENTITY_ID),
+    }
+
+
+@pytest.fixture(scope="session")
+def sp_keys(workdir, testidp):
+    d = harness.make_dir(os.path.join(workdir, "sp"))
+    key, cert = testidp.make_keypair(d, "sp", "rsp test sp")
+    os.chmod(key, 0o644)   # test key; children run as www-data
+    return key, cert
+
+
+@pytest.fixture(scope="session")
+def sp_config(sp_keys, idps):
+    key, cert = sp_keys
+    return {"entity_id": SP_ENTITY_ID, "key_file": key, "cert_file": cert,
+            "idp_metadata": [idps["idp1"].metadata_path, idps["idp2"].metadata_path]}
+
+
+@pytest.fixture(scope="session")
+def fleet_session(workdir, module_so, redis, sp_config):
+    f = Fleet(os.path.join(workdir, "fleet"), module=module_so,
+              store_url=redis.url, sp=sp_config)
+    try:
+        f.start()
+    except HarnessError as e:
+        f.stop()
+        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
+    bad = unexpected_log_lines(f.instances, (), offsets={})
+    if bad:
+        f.stop()
+        pytest.fail("unexpected error-log lines at fleet start-up:\n" + format_bad(bad),
+                    pytrace=False)
+    yield f
+    f.stop()
+
+
+def _heal_redis(redis):
+    if not redis.running():
+        redis.start()
+    else:
+        redis.resume()
+    c = redis.client()
+    try:
+        c.call("CONFIG", "SET", "maxmemory", "0")
+        if c.info("replication").get("role") != "master":
+            c.call("REPLICAOF", "NO", "ONE")
+        c.flushall()
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def fleet(fleet_session, redis):
+    """The fleet, with Redis up and empty and the replicas on the default
+    configuration; a test may restart_replicas(...) with other settings,
+    they are put back afterwards."""
+    _heal_redis(redis)
+    if fleet_session.modified or not all(h.running() for h in fleet_session.instances):
+        for h in fleet_session.instances:
+            if not h.running() and h is fleet_session.balancer:
+                h.start()
+        fleet_session.reset_replicas()
+    fleet_session.mark_logs()
+    yield fleet_session
+    if fleet_session.modified:
+        fleet_session.reset_replicas()
+    _heal_redis(redis)
+
+
+@pytest.fixture
+def rc(redis):
+    """A RESP client on the test Redis."""
+    c = redis.client()
+    yield c
+    c.close()
+
+
+class Minted:
+    """A minted response and what the tests need to know about it."""
+
+    def __init__(self, b64, assertion_id, issuer):
+        self.b64 = b64
+        self.assertion_id = assertion_id
+        self.issuer = issuer
+
+    @property
+    def key(self):
+        return claim_key(self.issuer, self.assertion_id)
+
+    @property
+    def window_end(self):
+        return window_end_of(self.b64)
+
+
+class Saml:
+    """Mints responses for the fleet's SP (entity ID, public ACS URL)."""
+
+    def __init__(self, idps, sp_entity_id, acs_url, testidp):
+        self.idps = idps
+        self.sp_entity_id = sp_entity_id
+        self.acs_url = acs_url
+        self.testidp = testidp
+
+    def mint(self, idp="idp1", assertion_id=None, **kw):
+        i = self.idps[idp]
+        aid = assertion_id or self.testidp.random_id()
+        b64 = i.mint(self.sp_entity_id, self.acs_url, assertion_id=aid, **kw)
+        return Minted(b64, aid, kw.get("issuer") or i.entity_id)
+
+
+@pytest.fixture
+def saml(idps, fleet, testidp):
+    return Saml(idps, fleet.entity_id, fleet.acs_url, testidp)

@@ -1,0 +1,877 @@
+"""Process harness for mod_replay_sp's integration tests.
+
+Real processes on 127.0.0.1 only, each in its own directory, each started
+and stopped by PID (never by name):
+
+* ``RedisServer``  a redis-server (TCP port from binding port 0, plus a unix
+  socket), no persistence, ``maxmemory-policy noeviction``.
+* ``RedisClient``  a tiny RESP client (python3-redis is not a dependency).
+* ``Httpd``        one httpd instance: its own ServerRoot with conf/, logs/,
+  htdocs/, run/; started with ``apache2 -f conf -k start``, stopped with
+  SIGTERM to its PidFile's pid; ``configtest()``; an error-log reader.
+* ``Fleet``        three event-MPM replicas loading mod_replay_sp, plus a
+  fourth httpd in front as a mod_proxy_balancer (byrequests, no stickiness).
+
+Everything here is bounded in time: every wait has a deadline.
+"""
+
+import base64
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+IDP_DIR = os.path.join(REPO, "tests", "idp")
+
+APACHE2 = os.environ.get("RSP_APACHE2", "/usr/sbin/apache2")
+APACHE_MODULES = os.environ.get("RSP_APACHE_MODULES", "/usr/lib/apache2/modules")
+REDIS_SERVER = os.environ.get("RSP_REDIS_SERVER", "/usr/bin/redis-server")
+DEFAULT_MODULE = os.path.join(REPO, "mod_replay_sp", ".libs", "mod_replay_sp.so")
+
+# The module's log message tags, in ONE place: they may still be renumbered.
+TAGS = {
+    "replay_refused": "RSP01001",         # error: claim already taken
+    "sign_in_accepted": "RSP01002",       # notice
+    "claim_store_error": "RSP01003",      # error: store failed on the claim
+    "check_refused": "RSP01004",          # warn: "check=<name>"
+    "session_store_after_claim": "RSP01005",  # session store failed after claim
+    "session_read_store_error": "RSP01006",   # error: store failed reading a session
+}
+
+COOKIE_NAME = "replay_sp_session"
+KEY_PREFIX = "rsp:"
+ENDPOINT = "/saml"
+
+# Error-log levels that the gate refuses unless a test declares them.
+GATE_LEVELS = ("emerg", "alert", "crit", "error", "warn")
+_LEVEL_RE = re.compile(r"^\[[^\]]*\] \[(?:[\w.-]+:)?(emerg|alert|crit|error|warn)\] ")
+# GLib / Lasso / libxml2 messages written straight to stderr (= error log).
+_GLIB_RE = re.compile(r"(-(?:WARNING|CRITICAL|ERROR) \*\*|^\*\*\s*\(|^(?:\w+ )?error : )")
+# A child that died on a signal is logged at notice level: still a failure.
+_CRASH_RE = re.compile(r"AH00052|exit signal|AH00060|seems to have exited|AddressSanitizer|runtime error:")
+
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 20.0
+
+
+class HarnessError(RuntimeError):
+    pass
+
+
+# --------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def port_open(port, host="127.0.0.1", timeout=0.5):
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def wait_for(predicate, timeout, interval=0.05, what="condition"):
+    """Poll predicate() until it is truthy; bounded by timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = predicate()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise HarnessError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (our own exited child not yet reaped) counts as gone.
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def make_workdir(prefix="rsp-it-"):
+    """A fresh directory www-data can traverse (pytest's tmp dirs are 0700)."""
+    base = os.environ.get("RSP_TEST_TMPDIR") or None
+    d = tempfile.mkdtemp(prefix=prefix, dir=base)
+    os.chmod(d, 0o755)
+    return d
+
+
+def make_dir(path, mode=0o755):
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, mode)
+    return path
+
+
+def b64url_nopad(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def claim_key(issuer, assertion_id, prefix=KEY_PREFIX):
+    """<prefix>a: + base64url(SHA-256(issuer || 0x00 || id)), no padding."""
+    if isinstance(issuer, str):
+        issuer = issuer.encode("utf-8")
+    if isinstance(assertion_id, str):
+        assertion_id = assertion_id.encode("utf-8")
+    return prefix + "a:" + b64url_nopad(hashlib.sha256(issuer + b"\x00" + assertion_id).digest())
+
+
+def session_key(cookie_value, prefix=KEY_PREFIX):
+    """<prefix>s: + base64url(SHA-256(cookie value)), no padding."""
+    return prefix + "s:" + b64url_nopad(hashlib.sha256(cookie_value.encode("utf-8")).digest())
+
+
+def module_path():
+    """Path of the built DSO (env RSP_MODULE overrides); HarnessError if absent.
+    The harness never builds it."""
+    path = os.environ.get("RSP_MODULE") or DEFAULT_MODULE
+    if not os.path.isfile(path):
+        raise HarnessError(
+            "mod_replay_sp DSO not found at %s: build it first "
+            "(scripts/build.sh, i.e. ./autogen.sh && ./configure && make at the "
+            "repository root) or point RSP_MODULE at a built mod_replay_sp.so" % path)
+    return os.path.abspath(path)
+
+
+# --------------------------------------------------------------------------
+# Redis: a tiny RESP2 client and a server process
+# --------------------------------------------------------------------------
+
+class RedisError(Exception):
+    """An error reply (-ERR ..., -OOM ..., -READONLY ...)."""
+
+
+class RedisClient:
+    """Minimal RESP2 client over TCP or a unix socket. One connection,
+    reconnects lazily after an I/O error. Not thread-safe."""
+
+    def __init__(self, host="127.0.0.1", port=None, unix_path=None, timeout=5.0):
+        self.host, self.port, self.unix_path, self.timeout = host, port, unix_path, timeout
+        self._sock = None
+        self._buf = b""
+
+    def _connect(self):
+        if self.unix_path:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            s.connect(self.unix_path)
+        else:
+            s = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        self._sock, self._buf = s, b""
+
+    def close(self):
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock, self._buf = None, b""
+
+    @staticmethod
+    def _encode(args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            if isinstance(a, str):
+                a = a.encode("utf-8")
+            elif isinstance(a, int):
+                a = str(a).encode("ascii")
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        return b"".join(out)
+
+    def _fill(self):
+        chunk = self._sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("redis closed the connection")
+        self._buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self._buf:
+            self._fill()
+        line, self._buf = self._buf.split(b"\r\n", 1)
+        return line
+
+    def _exact(self, n):
+        while len(self._buf) < n + 2:
+            self._fill()
+        data, self._buf = self._buf[:n], self._buf[n + 2:]
+        return data
+
+    def _reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode("utf-8", "replace")
+        if t == b"-":
+            return RedisError(rest.decode("utf-8", "replace"))
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            return None if n < 0 else self._exact(n)
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._reply() for _ in range(n)]
+        raise ConnectionError("unexpected RESP reply %r" % line[:80])
+
+    def call(self, *args):
+        """Send one command, return its reply (bytes for bulk strings);
+        an error reply raises RedisError."""
+        if self._sock is None:
+            self._connect()
+        try:
+            self._sock.sendall(self._encode(args))
+            r = self._reply()
+        except (OSError, ConnectionError, ValueError):
+            self.close()
+            raise
+        if isinstance(r, RedisError):
+            raise r
+        return r
+
+    # conveniences
+    def ping(self):
+        return self.call("PING") == "PONG"
+
+    def exists(self, key):
+        return self.call("EXISTS", key) == 1
+
+    def pttl(self, key):
+        return self.call("PTTL", key)
+
+    def get(self, key):
+        return self.call("GET", key)
+
+    def keys(self, pattern):
+        return sorted(k.decode("utf-8") for k in self.call("KEYS", pattern))
+
+    def flushall(self):
+        return self.call("FLUSHALL")
+
+    def info(self, section=None):
+        raw = self.call("INFO", section) if section else self.call("INFO")
+        out = {}
+        for line in raw.decode("utf-8", "replace").splitlines():
+            if line and not line.startswith("#") and ":" in line:
+                k, v = line.split(":", 1)
+                out[k] = v
+        return out
+
+
+class RedisServer:
+    """redis-server on 127.0.0.1:<free port> plus a unix socket, in its own
+    directory; started as our child, stopped by PID."""
+
+    def __init__(self, workdir, port=None):
+        self.dir = make_dir(workdir)
+        self.port = port or free_port()
+        self.unix_path = os.path.join(self.dir, "redis.sock")
+        self.log_path = os.path.join(self.dir, "redis.log")
+        self.proc = None
+
+    @property
+    def url(self):
+        return "redis://127.0.0.1:%d/0" % self.port
+
+    @property
+    def unix_url(self):
+        return "redis+unix://%s?db=0" % self.unix_path
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def argv(self):
+        return [REDIS_SERVER,
+                "--port", str(self.port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no",
+                "--maxmemory-policy", "noeviction",
+                "--unixsocket", self.unix_path, "--unixsocketperm", "777",
+                "--dir", self.dir, "--logfile", self.log_path,
+                "--daemonize", "no", "--protected-mode", "yes"]
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, timeout=START_TIMEOUT):
+        if self.running():
+            return self
+        with open(os.path.join(self.dir, "redis.stdout"), "ab") as out:
+            self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
+                                         stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise HarnessError("redis-server exited with %s; see %s"
+                                   % (self.proc.returncode, self.log_path))
+            try:
+                c = self.client(timeout=0.5)
+                try:
+                    return c.ping()
+                finally:
+                    c.close()
+            except (OSError, ConnectionError, RedisError):
+                return False
+        wait_for(up, timeout, what="redis-server on port %d" % self.port)
+        return self
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)   # in case a test paused it
+                os.kill(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        # wait until the port is really free again (bounded)
+        wait_for(lambda: not port_open(self.port, timeout=0.2), 5,
+                 what="redis port %d to close" % self.port)
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def pause(self):
+        """SIGSTOP: the server accepts TCP connections but never answers."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self):
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def client(self, timeout=5.0, unix=False):
+        if unix:
+            return RedisClient(unix_path=self.unix_path, timeout=timeout)
+        return RedisClient(port=self.port, timeout=timeout)
+
+
+# --------------------------------------------------------------------------
+# httpd
+# --------------------------------------------------------------------------
+
+BASE_MODULES = ["mpm_event", "authn_core", "authz_core", "authz_user",
+                "headers", "mime", "dir"]
+PROXY_MODULES = ["proxy", "proxy_http", "proxy_balancer",
+                 "lbmethod_byrequests", "slotmem_shm"]
+
+_CONF_TEMPLATE = """\
+# generated by tests/integration/harness.py for instance {name}
+ServerRoot "{root}"
+DefaultRuntimeDir "{root}/run"
+PidFile "{root}/run/httpd.pid"
+Mutex file:{root}/run default
+Listen 127.0.0.1:{port}
+{user_group}
+ServerName {server_name}
+UseCanonicalName {canonical}
+ServerAdmin root@localhost
+{load_modules}
+ErrorLog "{root}/logs/error_log"
+LogLevel {log_level}
+LogFormat "%h %l %u %t \\"%r\\" %>s %b %D pid=%P tid=%{{tid}}P" rsp
+CustomLog "{root}/logs/access_log" rsp
+TypesConfig /etc/mime.types
+DocumentRoot "{root}/htdocs"
+<Directory />
+    AllowOverride None
+    Require all denied
+</Directory>
+<Directory "{root}/htdocs">
+    Options None
+    AllowOverride None
+    Require all granted
+</Directory>
+Timeout 30
+KeepAlive On
+KeepAliveTimeout 5
+<IfModule mpm_event_module>
+    StartServers {start_servers}
+    ServerLimit 16
+    ThreadsPerChild {threads}
+    ThreadLimit 64
+    MinSpareThreads {threads}
+    MaxSpareThreads {max_spare}
+    MaxRequestWorkers {max_workers}
+    MaxConnectionsPerChild 0
+</IfModule>
+{body}
+"""
+
+
+class Httpd:
+    """One httpd instance with its own ServerRoot under ``root``."""
+
+    all_instances = []   # every Httpd ever made (the error-log gate reads them)
+
+    def __init__(self, root, name, port=None, server_name=None,
+                 canonical=True, modules=(), body="", log_level="warn",
+                 threads=25, start_servers=2):
+        self.name = name
+        self.root = make_dir(root)
+        for sub in ("conf", "logs", "htdocs", "run"):
+            make_dir(os.path.join(self.root, sub))
+        # run/ holds mutexes and slotmem files the children use (as www-data)
+        os.chmod(os.path.join(self.root, "run"), 0o777)
+        self.port = port or free_port()
+        self.server_name = server_name or "http://127.0.0.1:%d" % self.port
+        self.canonical = canonical
+        self.modules = list(modules)
+        self.body = body
+        self.log_level = log_level
+        self.threads = threads
+        self.start_servers = start_servers
+        self.conf_path = os.path.join(self.root, "conf", "httpd.conf")
+        self.pid_path = os.path.join(self.root, "run", "httpd.pid")
+        self.error_log = os.path.join(self.root, "logs", "error_log")
+        self.access_log = os.path.join(self.root, "logs", "access_log")
+        self.htdocs = os.path.join(self.root, "htdocs")
+        self._log_offset = 0
+        self.gate_offset = 0
+        Httpd.all_instances.append(self)
+
+    # -- configuration ---------------------------------------------------
+    @property
+    def base_url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def load_module_lines(self):
+        lines = []
+        for m in BASE_MODULES + self.modules:
+            if isinstance(m, tuple):              # (module_name, path)
+                lines.append("LoadModule %s %s" % m)
+            else:
+                lines.append("LoadModule %s_module %s/mod_%s.so" % (m, APACHE_MODULES, m))
+        return "\n".join(dict.fromkeys(lines))
+
+    def render(self):
+        user_group = "User www-data\nGroup www-data" if os.geteuid() == 0 else ""
+        return _CONF_TEMPLATE.format(
+            name=self.name, root=self.root, port=self.port,
+            user_group=user_group, server_name=self.server_name,
+            canonical="On" if self.canonical else "Off",
+            load_modules=self.load_module_lines(), log_level=self.log_level,
+            start_servers=self.start_servers, threads=self.threads,
+            max_spare=self.threads * 4, max_workers=self.threads * 16,
+            body=self.body)
+
+    def write_config(self):
+        with open(self.conf_path, "w") as f:
+            f.write(self.render())
+        return self.conf_path
+
+    def write_file(self, rel, content, mode=0o644):
+        path = os.path.join(self.htdocs, rel.lstrip("/"))
+        make_dir(os.path.dirname(path))
+        with open(path, "w") as f:
+            f.write(content)
+        os.chmod(path, mode)
+        return path
+
+    # -- control -----------------------------------------------------------
+    def _run(self, args, timeout=60):
+        return subprocess.run([APACHE2, "-f", self.conf_path] + args,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout,
+                              cwd=self.root)
+
+    def configtest(self):
+        """(returncode, combined output) of ``apache2 -t -f conf``."""
+        self.write_config()
+        r = self._run(["-t"])
+        return r.returncode, r.stdout.decode("utf-8", "replace")
+
+    def pid(self):
+        try:
+            with open(self.pid_path) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def running(self):
+        p = self.pid()
+        return p is not None and pid_alive(p)
+
+    def start(self, timeout=START_TIMEOUT):
+        """Write the config, ``apache2 -k start``, wait for the PidFile and
+        for the port to accept connections. HarnessError on failure (with
+        the command output and the error log's new lines)."""
+        if self.running():
+            raise HarnessError("%s is already running (pid %s)" % (self.name, self.pid()))
+        self.write_config()
+        start_off = self.log_size()
+        r = self._run(["-k", "start"])
+        out = r.stdout.decode("utf-8", "replace")
+        if r.returncode != 0:
+            raise HarnessError("%s: apache2 -k start failed (%d):\n%s\n%s"
+                               % (self.name, r.returncode, out, self._log_since(start_off)))
+
+        def up():
+            p = self.pid()
+            if p is not None and not pid_alive(p):
+                raise HarnessError("%s: httpd exited during start-up:\n%s\n%s"
+                                   % (self.name, out, self._log_since(start_off)))
+            return p is not None and port_open(self.port)
+        try:
+            wait_for(up, timeout, what="%s on port %d" % (self.name, self.port))
+        except HarnessError as e:
+            raise HarnessError("%s\n%s\n%s" % (e, out, self._log_since(start_off)))
+        return self
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        """SIGTERM to the PidFile's pid; wait until it is gone (bounded),
+        then SIGKILL the process group as a last resort."""
+        p = self.pid()
+        if p is None or not pid_alive(p):
+            return
+        os.kill(p, signal.SIGTERM)
+        try:
+            wait_for(lambda: not pid_alive(p), timeout, what="%s (pid %d) to exit" % (self.name, p))
+        except HarnessError:
+            try:
+                os.killpg(p, signal.SIGKILL)   # httpd's parent leads its process group
+            except (ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+            wait_for(lambda: not pid_alive(p), 5, what="%s (pid %d) to die" % (self.name, p))
+        wait_for(lambda: not port_open(self.port, timeout=0.2), 5,
+                 what="%s port %d to close" % (self.name, self.port))
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    # -- logs --------------------------------------------------------------
+    def log_size(self):
+        try:
+            return os.path.getsize(self.error_log)
+        except OSError:
+            return 0
+
+    def _log_since(self, offset):
+        try:
+            with open(self.error_log, "rb") as f:
+                f.seek(offset)
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def mark_log(self):
+        """Start a new reading window: new_log_lines() returns lines after this."""
+        self._log_offset = self.log_size()
+
+    def new_log_lines(self):
+        return self._log_since(self._log_offset).splitlines()
+
+    def log_lines_since_gate(self):
+        return self._log_since(self.gate_offset).splitlines()
+
+
+def bad_log_lines(lines, allowed=()):
+    """Lines at warn level or above (and raw GLib/libxml2 warnings) that
+    contain none of the ``allowed`` substrings."""
+    bad = []
+    for line in lines:
+        if _LEVEL_RE.search(line) or _GLIB_RE.search(line) or _CRASH_RE.search(line):
+            if not any(a in line for a in allowed):
+                bad.append(line)
+    return bad
+
+
+def sp_conf_body(store_url, sp, server_extra="", location_extra=""):
+    """The module's part of a replica's httpd.conf: the store, then a
+    protected <Location /> with the SP settings (sp: entity_id, key_file,
+    cert_file, idp_metadata list; a missing/None entry is left out) and
+    two headers that expose REMOTE_USER and AUTH_TYPE to the tests."""
+    lines = []
+    if store_url:
+        lines.append("ReplaySPStore %s" % store_url)
+    lines.append(server_extra)
+    lines.append("<Location />")
+    lines.append("    AuthType ReplaySP")
+    lines.append("    Require valid-user")
+    if sp.get("entity_id"):
+        lines.append('    ReplaySPEntityID "%s"' % sp["entity_id"])
+    if sp.get("key_file"):
+        lines.append('    ReplaySPKeyFile "%s"' % sp["key_file"])
+    if sp.get("cert_file"):
+        lines.append('    ReplaySPCertFile "%s"' % sp["cert_file"])
+    for md in sp.get("idp_metadata", ()):
+        lines.append('    ReplaySPIdPMetadataFile "%s"' % md)
+    lines.append('    Header always set X-RSP-User "expr=%{REMOTE_USER}"')
+    lines.append('    Header always set X-RSP-Auth-Type "expr=%{AUTH_TYPE}"')
+    lines.append("    " + location_extra.replace("\n", "\n    "))
+    lines.append("</Location>")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# The fleet: three replicas + a balancer
+# --------------------------------------------------------------------------
+
+class Fleet:
+    """Three replicas (event MPM, mod_replay_sp) behind a fourth httpd with
+    mod_proxy_balancer (lbmethod=byrequests, no stickiness).
+
+    Each replica: ``ServerName http://127.0.0.1:<balancer port>`` and
+    ``UseCanonicalName On`` so its ACS URL is the public one.
+
+    ``sp`` is a dict with entity_id, key_file, cert_file, idp_metadata
+    (list). ``store_url`` is what ReplaySPStore gets. Extra directives:
+    ``server_extra`` (server scope) and ``location_extra`` (inside the
+    protected <Location />). ``module`` None builds plain replicas (harness
+    self-test: no module loaded, no protection).
+    """
+
+    N_REPLICAS = 3
+
+    def __init__(self, workdir, module=None, store_url=None, sp=None,
+                 server_extra="", location_extra="", n_replicas=N_REPLICAS,
+                 threads=25, start_servers=2):
+        self.dir = make_dir(workdir)
+        self.module = module
+        self.store_url = store_url
+        self.sp = sp or {}
+        self.server_extra = server_extra
+        self.location_extra = location_extra
+        self.balancer_port = free_port()
+        self.public = "http://127.0.0.1:%d" % self.balancer_port
+        self.modified = False     # replicas run a config other than the constructor's
+        self.replicas = []
+        for i in range(n_replicas):
+            h = Httpd(os.path.join(self.dir, "replica%d" % (i + 1)), "replica%d" % (i + 1),
+                      server_name=self.public, canonical=True,
+                      threads=threads, start_servers=start_servers,
+                      log_level="warn replay_sp:info" if module else "warn")
+            self.replicas.append(h)
+        self._configure_replicas()
+        self.balancer = Httpd(os.path.join(self.dir, "balancer"), "balancer",
+                              port=self.balancer_port, modules=PROXY_MODULES,
+                              threads=threads, start_servers=start_servers,
+                              body=self._balancer_body())
+        self._write_htdocs()
+
+    # -- URLs ------------------------------------------------------------------
+    @property
+    def acs_url(self):
+        """The public ACS URL: what Destination and Recipient must equal."""
+        return self.public + ENDPOINT + "/acs"
+
+    @property
+    def entity_id(self):
+        return self.sp.get("entity_id")
+
+    @property
+    def instances(self):
+        return self.replicas + [self.balancer]
+
+    def targets(self):
+        """(name, base URL) of every replica and of the balancer."""
+        return [(h.name, h.base_url) for h in self.replicas] + [("balancer", self.public)]
+
+    # -- configuration -----------------------------------------------------
+    def replica_body(self, store_url=None, server_extra=None, location_extra=None, sp=None):
+        if not self.module:
+            return "# plain replica (no module)\n" + (server_extra or self.server_extra)
+        return sp_conf_body(
+            self.store_url if store_url is None else store_url,
+            self.sp if sp is None else sp,
+            self.server_extra if server_extra is None else server_extra,
+            self.location_extra if location_extra is None else location_extra)
+
+    def _configure_replicas(self, **kw):
+        for h in self.replicas:
+            h.modules = [("replay_sp_module", self.module)] if self.module else []
+            h.body = ('Header always set X-RSP-Replica "%s"\n' % h.name) + self.replica_body(**kw)
+
+    def _balancer_body(self):
+        members = "\n".join(
+            "    BalancerMember http://127.0.0.1:%d retry=0 disablereuse=On timeout=30"
+            % h.port for h in self.replicas)
+        return (
+            "ProxyRequests Off\n"
+            "ProxyPreserveHost On\n"
+            '<Proxy "balancer://rsp">\n%s\n    ProxySet lbmethod=byrequests\n</Proxy>\n'
+            'ProxyPass "/" "balancer://rsp/"\n'
+            'ProxyPassReverse "/" "balancer://rsp/"\n'
+            '<Location "/">\n    Require all granted\n</Location>\n' % members)
+
+    def _write_htdocs(self):
+        for h in self.replicas:
+            h.write_file("index.html", "<html><body>replica %s</body></html>\n" % h.name)
+            h.write_file("whoami.txt", "%s\n" % h.name)
+            h.write_file("app/page.html", "<html><body>app page on %s</body></html>\n" % h.name)
+
+    # -- control -------------------------------------------------------------
+    def start(self):
+        started = []
+        try:
+            for h in self.replicas + [self.balancer]:
+                h.start()
+                started.append(h)
+        except Exception:
+            for h in reversed(started):
+                try:
+                    h.stop()
+                except Exception:
+                    pass
+            raise
+        return self
+
+    def stop(self):
+        errors = []
+        for h in [self.balancer] + self.replicas:
+            try:
+                h.stop()
+            except Exception as e:   # keep stopping the others
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
+    def restart_replicas(self, **kw):
+        """Stop the replicas, rewrite their config (kw as replica_body()),
+        start them again. The balancer keeps running."""
+        for h in self.replicas:
+            h.stop()
+        self._configure_replicas(**kw)
+        self.modified = any(v is not None for v in kw.values())
+        for h in self.replicas:
+            h.start()
+
+    def reset_replicas(self):
+        """Back to the configuration given to the constructor."""
+        self.restart_replicas()
+
+    def mark_logs(self):
+        for h in self.instances:
+            h.mark_log()
+
+    def new_log_lines(self):
+        """{instance name: [new lines since mark_logs()]}"""
+        return {h.name: h.new_log_lines() for h in self.instances}
+
+    def count_in_logs(self, needle):
+        return sum(1 for lines in self.new_log_lines().values()
+                   for line in lines if needle in line)
+
+
+def rmtree_quiet(path):
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# client side: posting responses, reading cookies, SAML times
+# --------------------------------------------------------------------------
+
+def acs(base_or_url):
+    """The ACS URL on a given base URL (a full .../acs URL is kept)."""
+    if base_or_url.endswith("/acs"):
+        return base_or_url
+    return base_or_url.rstrip("/") + ENDPOINT + "/acs"
+
+
+def post_acs(url, b64, relay_state=None, cookie=None, fields=None, timeout=30):
+    """POST an HTTP-POST binding form to the ACS; redirects are not followed.
+    ``b64`` None omits SAMLResponse; ``cookie`` is a session cookie value."""
+    import requests
+    data = {}
+    if b64 is not None:
+        data["SAMLResponse"] = b64
+    if relay_state is not None:
+        data["RelayState"] = relay_state
+    data.update(fields or {})
+    headers = {"Cookie": "%s=%s" % (COOKIE_NAME, cookie)} if cookie else {}
+    return requests.post(acs(url), data=data, headers=headers,
+                         allow_redirects=False, timeout=timeout)
+
+
+def get(url, cookie=None, timeout=30):
+    import requests
+    headers = {"Cookie": "%s=%s" % (COOKIE_NAME, cookie)} if cookie else {}
+    return requests.get(url, headers=headers, allow_redirects=False, timeout=timeout)
+
+
+def set_cookie_headers(resp):
+    """Every Set-Cookie header of a requests response, unmerged."""
+    try:
+        return list(resp.raw.headers.getlist("Set-Cookie"))
+    except AttributeError:   # pragma: no cover - old urllib3
+        v = resp.headers.get("Set-Cookie")
+        return [v] if v else []
+
+
+def parse_set_cookie(header):
+    """'name=value; Attr; Attr=v' -> (name, value, {attr_lower: value_or_True})"""
+    parts = [p.strip() for p in header.split(";")]
+    name, _, value = parts[0].partition("=")
+    attrs = {}
+    for p in parts[1:]:
+        if not p:
+            continue
+        k, eq, v = p.partition("=")
+        attrs[k.strip().lower()] = v.strip() if eq else True
+    return name.strip(), value.strip(), attrs
+
+
+def session_cookie(resp, name=COOKIE_NAME):
+    """(value, attrs) of our session cookie in the response, or (None, None)."""
+    for h in set_cookie_headers(resp):
+        n, v, attrs = parse_set_cookie(h)
+        if n == name:
+            return v, attrs
+    return None, None
+
+
+def saml_epoch(text):
+    """xs:dateTime (UTC, 'Z', optional fraction) -> epoch seconds (float)."""
+    import calendar
+    m = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?Z$", text)
+    if not m:
+        raise ValueError("unexpected xs:dateTime %r" % text)
+    t = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S"))
+    return t + (float(m.group(2)) if m.group(2) else 0.0)
+
+
+def window_end_of(b64):
+    """min(SubjectConfirmationData NotOnOrAfter, Conditions NotOnOrAfter) of
+    the (first) assertion in a base64 Response, as epoch seconds; None when
+    neither is present."""
+    import xml.etree.ElementTree as ET
+    saml = "urn:oasis:names:tc:SAML:2.0:assertion"
+    root = ET.fromstring(base64.b64decode(b64))
+    a = root.find("{%s}Assertion" % saml)
+    ends = []
+    scd = a.find("{%s}Subject/{%s}SubjectConfirmation/{%s}SubjectConfirmationData" % (saml, saml, saml))
+    if scd is not None and scd.get("NotOnOrAfter"):
+        ends.append(saml_epoch(scd.get("NotOnOrAfter")))
+    cond = a.find("{%s}Conditions" % saml)
+    if cond is not None and cond.get("NotOnOrAfter"):
+        ends.append(saml_epoch(cond.get("NotOnOrAfter")))
+    return min(ends) if ends else None

@@ -1,0 +1,89 @@
+"""Bad configuration: `apache2 -t` (configtest) fails and httpd refuses to
+start, with a message that names the directive. Note: `-t` runs httpd's
+pre_config, directive setters, check_config and test_config hooks, but NOT
+post_config; checks done only in post_config are invisible to configtest."""
+
+import os
+
+import pytest
+
+import harness
+from harness import HarnessError, Httpd, sp_conf_body
+
+
+@pytest.fixture
+def make_instance(workdir, module_so, sp_config):
+    made = []
+
+    def make(name, store_url="redis://127.0.0.1:6379/0", sp_overrides=None,
+             server_extra="", location_extra=""):
+        sp = dict(sp_config)
+        sp.update(sp_overrides or {})
+        h = Httpd(os.path.join(workdir, "config", name), "cfg-" + name,
+                  modules=[("replay_sp_module", module_so)],
+                  log_level="warn replay_sp:info", threads=4, start_servers=1,
+                  body=sp_conf_body(store_url, sp, server_extra, location_extra))
+        made.append(h)
+        return h
+    yield make
+    for h in made:
+        h.stop()
+
+
+@pytest.fixture
+def garbage_file(workdir):
+    d = harness.make_dir(os.path.join(workdir, "config-files"))
+    p = os.path.join(d, "garbage.txt")
+    with open(p, "w") as f:
+        f.write("this is neither a PEM key nor SAML metadata\n")
+    os.chmod(p, 0o644)
+    return p
+
+
+def test_good_configuration_passes_configtest_and_starts(make_instance, redis):
+    h = make_instance("good", store_url=redis.url)
+    rc, out = h.configtest()
+    assert rc == 0 and "Syntax OK" in out, out
+    h.start()
+    assert h.running()
+    h.stop()
+
+
+BAD = [
+    # (case, directive expected in the message, make_instance kwargs)
+    ("store_scheme", "ReplaySPStore", dict(store_url="http://127.0.0.1:6379/0")),
+    ("store_port_text", "ReplaySPStore", dict(store_url="redis://127.0.0.1:notaport/0")),
+    ("store_port_range", "ReplaySPStore", dict(store_url="redis://127.0.0.1:70000/0")),
+    ("store_no_host", "ReplaySPStore", dict(store_url="redis://:6379/0")),
+    ("store_db_text", "ReplaySPStore", dict(store_url="redis://127.0.0.1:6379/zero")),
+    ("store_unix_relative", "ReplaySPStore", dict(store_url="redis+unix://relative/redis.sock")),
+    ("key_missing", "ReplaySPKeyFile", dict(sp_overrides={"key_file": "/nonexistent/rsp/sp.key"})),
+    ("key_garbage", "ReplaySPKeyFile", dict(sp_overrides={"key_file": "@garbage"})),
+    ("cert_missing", "ReplaySPCertFile", dict(sp_overrides={"cert_file": "/nonexistent/rsp/sp.crt"})),
+    ("metadata_missing", "ReplaySPIdPMetadataFile",
+     dict(sp_overrides={"idp_metadata": ["/nonexistent/rsp/idp.xml"]})),
+    ("metadata_garbage", "ReplaySPIdPMetadataFile", dict(sp_overrides={"idp_metadata": ["@garbage"]})),
+    ("timeout_text", "ReplaySPStoreTimeout", dict(server_extra="ReplaySPStoreTimeout soon")),
+    ("skew_negative", "ReplaySPClockSkew", dict(location_extra="ReplaySPClockSkew -5")),
+    ("window_zero", "ReplaySPMaxAssertionWindow", dict(location_extra="ReplaySPMaxAssertionWindow 0")),
+]
+
+
+@pytest.mark.parametrize("case,directive,kw", BAD, ids=[b[0] for b in BAD])
+def test_bad_configuration_refused_with_the_directive_named(make_instance, garbage_file,
+                                                            case, directive, kw):
+    kw = dict(kw)
+    if "sp_overrides" in kw:
+        kw["sp_overrides"] = {k: ([garbage_file if x == "@garbage" else x for x in v]
+                                  if isinstance(v, list) else (garbage_file if v == "@garbage" else v))
+                              for k, v in kw["sp_overrides"].items()}
+    h = make_instance(case, **kw)
+    rc, out = h.configtest()
+    assert rc != 0, "%s: configtest passed:\n%s" % (case, out)
+    assert directive in out, "%s: configtest output does not name %s:\n%s" % (case, directive, out)
+    with pytest.raises(HarnessError) as ei:
+        h.start()
+    assert not h.running()
+    assert directive in str(ei.value), str(ei.value)
+    # the refusal's own log lines were expected (and checked just above)
+    h.gate_offset = h.log_size()

@@ -1,0 +1,414 @@
+"""Issue 2, tests a-f: three replicas behind a balancer, one Redis.
+
+The error-log gate (conftest.py) fails any test that causes a warn-or-worse
+line it did not declare with @pytest.mark.expect_log.
+"""
+
+import base64
+import concurrent.futures
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+from harness import (COOKIE_NAME, TAGS, get, post_acs, session_cookie,
+                     session_key, set_cookie_headers)
+
+PAGE = "/app/page.html"
+
+
+def sessions(rc):
+    return rc.keys("rsp:s:*")
+
+
+def claims(rc):
+    return rc.keys("rsp:a:*")
+
+
+def location_path(resp, fleet):
+    """The Location of a redirect as a local path (an absolute Location must
+    point at the public origin)."""
+    loc = resp.headers.get("Location")
+    assert loc, "no Location header"
+    u = urllib.parse.urlsplit(loc)
+    if u.scheme or u.netloc:
+        assert "%s://%s" % (u.scheme, u.netloc) == fleet.public, "off-site Location %r" % loc
+    path = u.path + ("?" + u.query if u.query else "")
+    return path
+
+
+def sign_in(fleet, m, target=None, relay_state=PAGE):
+    """POST m to the ACS (balancer by default); assert success; return the
+    cookie value."""
+    r = post_acs(target or fleet.public, m.b64, relay_state=relay_state)
+    assert r.status_code == 303, (r.status_code, r.text[:500])
+    cookie, attrs = session_cookie(r)
+    assert cookie, "no %s cookie in %r" % (COOKIE_NAME, set_cookie_headers(r))
+    return cookie
+
+
+def assert_session_key(rc, cookie):
+    """The session record is stored under base64url(SHA-256(cookie))."""
+    k = session_key(cookie)
+    padded = k + "="   # tolerate base64url with padding
+    assert rc.exists(k) or rc.exists(padded), \
+        "no session record under %s; sessions: %r" % (k, sessions(rc))
+    return k if rc.exists(k) else padded
+
+
+# --------------------------------------------------------------------------
+# a. a fresh response -> exactly one session; its cookie works everywhere
+# --------------------------------------------------------------------------
+
+def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml, rc):
+    m = saml.mint(name_id="alice")
+    assert sessions(rc) == [] and claims(rc) == []
+
+    r = post_acs(fleet.public, m.b64, relay_state=PAGE)
+    assert r.status_code == 303, r.text[:500]
+    assert location_path(r, fleet) == PAGE
+    cookies = [h for h in set_cookie_headers(r) if h.startswith(COOKIE_NAME + "=")]
+    assert len(cookies) == 1, cookies
+    cookie, attrs = session_cookie(r)
+    assert cookie
+    assert attrs.get("path") == "/"
+    assert attrs.get("httponly") is True
+    assert str(attrs.get("samesite", "")).lower() == "lax"
+    assert "secure" not in attrs           # plain http
+
+    # exactly one session and one claim in the store
+    assert claims(rc) == [m.key]
+    assert len(sessions(rc)) == 1
+    assert_session_key(rc, cookie)
+    assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == 1
+
+    # the cookie works on every replica directly, and through the balancer
+    for name, base in fleet.targets():
+        g = get(base + PAGE, cookie=cookie)
+        assert g.status_code == 200, (name, g.status_code)
+        assert "app page" in g.text
+        assert g.headers.get("X-RSP-User") == "alice", name
+        assert g.headers.get("X-RSP-Auth-Type") == "ReplaySP", name
+        if name != "balancer":
+            assert g.headers.get("X-RSP-Replica") == name
+        # no session -> 401; a made-up cookie -> 401
+        assert get(base + PAGE).status_code == 401, name
+        assert get(base + PAGE, cookie="x" * 43).status_code == 401, name
+    assert len(sessions(rc)) == 1
+
+
+def test_a_deleted_session_is_refused_on_every_replica(fleet, saml, rc):
+    cookie = sign_in(fleet, saml.mint())
+    k = assert_session_key(rc, cookie)
+    for name, base in fleet.targets():
+        assert get(base + PAGE, cookie=cookie).status_code == 200, name
+    assert rc.call("DEL", k) == 1
+    for name, base in fleet.targets():
+        assert get(base + PAGE, cookie=cookie).status_code == 401, name
+
+
+@pytest.mark.parametrize("relay_state,expected", [
+    (None, "/"),
+    ("/", "/"),
+    ("/app/page.html?x=1&y=2", "/app/page.html?x=1&y=2"),
+    ("https://evil.example/steal", "/"),
+    ("//evil.example/steal", "/"),
+    ("javascript:alert(1)", "/"),
+    ("app/page.html", "/"),
+])
+def test_a_relay_state_only_local_paths(fleet, saml, relay_state, expected):
+    r = post_acs(fleet.public, saml.mint().b64, relay_state=relay_state)
+    assert r.status_code == 303
+    assert location_path(r, fleet) == expected
+
+
+def test_a_relay_state_backslash_is_not_offsite(fleet, saml):
+    """'/\\evil.example' is '//evil.example' to browsers: never sent back as is."""
+    r = post_acs(fleet.public, saml.mint().b64, relay_state="/\\evil.example/x")
+    assert r.status_code == 303
+    loc = location_path(r, fleet)
+    assert not loc.startswith("//") and not loc.startswith("/\\"), loc
+
+
+@pytest.mark.parametrize("sign_response,sign_assertion", [(True, False), (False, True), (True, True)])
+def test_a_signed_response_or_assertion_is_enough(fleet, saml, rc, sign_response, sign_assertion):
+    m = saml.mint(sign_response=sign_response, sign_assertion=sign_assertion)
+    sign_in(fleet, m)
+    assert rc.exists(m.key)
+
+
+def test_a_metadata_without_session_on_every_replica(fleet):
+    for name, base in fleet.targets():
+        r = get(base + "/saml/metadata")
+        assert r.status_code == 200, name
+        assert fleet.entity_id in r.text, name
+        assert fleet.acs_url in r.text, name        # the public ACS URL
+        assert "EntityDescriptor" in r.text
+
+
+def test_a_attributes_and_session_lifetime_cap(fleet, saml, rc):
+    """SessionNotOnOrAfter caps the session record's lifetime."""
+    m = saml.mint(name_id="bob", session_not_on_or_after_offset=120,
+                  attributes={"mail": "bob@example.org"})
+    cookie = sign_in(fleet, m)
+    k = assert_session_key(rc, cookie)
+    ttl = rc.pttl(k)
+    assert 0 < ttl <= 121 * 1000, ttl
+    g = get(fleet.replicas[0].base_url + PAGE, cookie=cookie)
+    assert g.status_code == 200 and g.headers.get("X-RSP-User") == "bob"
+
+
+# --------------------------------------------------------------------------
+# b. the same response again -> refused everywhere, no Set-Cookie
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("replay_refused")
+def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, rc):
+    m = saml.mint()
+    sign_in(fleet, m)
+    assert len(sessions(rc)) == 1
+    fleet.mark_logs()
+
+    results = []
+    targets = [(h.name, h.base_url) for h in fleet.replicas] + [("balancer", fleet.public)] * 3
+    for name, base in targets:
+        r = post_acs(base, m.b64, relay_state=PAGE)
+        results.append((name, r.status_code, set_cookie_headers(r), r.headers.get("X-RSP-Replica")))
+    for name, status, cookies, replica in results:
+        assert status == 403, (name, status)
+        assert not [c for c in cookies if c.startswith(COOKIE_NAME + "=")], (name, cookies)
+    # the balancer's three posts went to the three replicas (round-robin)
+    assert sorted(r[3] for r in results[3:]) == ["replica1", "replica2", "replica3"]
+    assert len(sessions(rc)) == 1
+    assert claims(rc) == [m.key]
+
+    logs = fleet.new_log_lines()
+    n = sum(1 for lines in logs.values() for line in lines if TAGS["replay_refused"] in line)
+    assert n == len(targets), logs
+    for h in fleet.replicas:   # each replica logged its own refusals, at error level
+        mine = [line for line in logs[h.name] if TAGS["replay_refused"] in line]
+        assert len(mine) == 2, (h.name, mine)
+        assert all(":error]" in line for line in mine)
+        # never the raw assertion ID in the log
+        assert not any(m.assertion_id in line for line in mine)
+    print("test b: %d posts of a used response -> %s" % (len(results), [r[1] for r in results]))
+
+
+# --------------------------------------------------------------------------
+# c. 50 identical concurrent posts through the balancer, 20 times
+# --------------------------------------------------------------------------
+
+BURST = 50
+ROUNDS = 20
+
+
+def _burst(fleet, b64):
+    barrier = threading.Barrier(BURST, timeout=30)
+
+    def one(_):
+        barrier.wait()
+        r = post_acs(fleet.public, b64, relay_state=PAGE, timeout=60)
+        cookie, _attrs = session_cookie(r)
+        return r.status_code, cookie, r.headers.get("X-RSP-Replica")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=BURST) as ex:
+        return list(ex.map(one, range(BURST), timeout=120))
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_c_concurrent_identical_posts_exactly_one_wins(fleet, saml, rc):
+    totals = {"303": 0, "403": 0}
+    per_replica = {}
+    for i in range(ROUNDS):
+        m = saml.mint()
+        res = _burst(fleet, m.b64)
+        statuses = [s for s, _, _ in res]
+        winners = [(s, c) for s, c, _ in res if s == 303]
+        assert len(winners) == 1, "round %d: %r" % (i, sorted(statuses))
+        assert winners[0][1], "round %d: the 303 has no session cookie" % i
+        assert statuses.count(403) == BURST - 1, "round %d: %r" % (i, sorted(statuses))
+        assert all(c is None for s, c, _ in res if s != 303), "round %d: cookie on a refusal" % i
+        assert rc.exists(m.key)
+        for _, _, rep in res:
+            per_replica[rep] = per_replica.get(rep, 0) + 1
+        totals["303"] += 1
+        totals["403"] += statuses.count(403)
+    assert len(sessions(rc)) == ROUNDS
+    assert len(claims(rc)) == ROUNDS
+    assert set(per_replica) == {"replica1", "replica2", "replica3"}, per_replica
+    assert fleet.count_in_logs(TAGS["replay_refused"]) == ROUNDS * (BURST - 1)
+    assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == ROUNDS
+    print("test c: %d rounds x %d concurrent posts: 303=%d 403=%d; per replica %r"
+          % (ROUNDS, BURST, totals["303"], totals["403"], per_replica))
+
+
+# --------------------------------------------------------------------------
+# d. the claim's TTL = window end - now + skew
+# --------------------------------------------------------------------------
+
+def _claim_residual(fleet, saml, rc, **mint_kw):
+    """Sign in; return PTTL/1000 - (window_end - now): should equal the skew."""
+    m = saml.mint(**mint_kw)
+    cookie = sign_in(fleet, m)
+    t_read = time.time()
+    pttl = rc.pttl(m.key)
+    assert pttl > 0, "claim key %s: PTTL %r" % (m.key, pttl)
+    return pttl / 1000.0 - (m.window_end - t_read), m, cookie
+
+
+def test_d_claim_ttl_is_window_end_minus_now_plus_skew(fleet, saml, rc):
+    # Conditions NotOnOrAfter is the earlier one
+    r1, m1, c1 = _claim_residual(fleet, saml, rc, not_on_or_after_offset=240,
+                                 scd_not_on_or_after_offset=300)
+    assert abs(r1 - 60) <= 1, "default skew 60: residual %.3f" % r1
+    # SubjectConfirmationData NotOnOrAfter is the earlier one
+    r2, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=300,
+                               scd_not_on_or_after_offset=200)
+    assert abs(r2 - 60) <= 1, "default skew 60: residual %.3f" % r2
+    # only one of them present
+    r3, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=None,
+                               scd_not_on_or_after_offset=200)
+    assert abs(r3 - 60) <= 1, r3
+    r4, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=180,
+                               scd_not_on_or_after_offset=None)
+    assert abs(r4 - 60) <= 1, r4
+    # the default session lifetime (8 h) applies to the session, not the claim
+    sk = assert_session_key(rc, c1)
+    assert abs(rc.pttl(sk) / 1000.0 - 28800) <= 5, rc.pttl(sk)
+
+    # another session lifetime: the claim's TTL does not change
+    fleet.restart_replicas(location_extra="ReplaySPSessionLifetime 120")
+    r5, _, c5 = _claim_residual(fleet, saml, rc, not_on_or_after_offset=240,
+                                scd_not_on_or_after_offset=300)
+    assert abs(r5 - r1) <= 1, "session lifetime changed the claim TTL: %.3f vs %.3f" % (r5, r1)
+    sk5 = assert_session_key(rc, c5)
+    assert 0 < rc.pttl(sk5) <= 120 * 1000
+
+    # another skew: the claim's TTL changes by exactly the difference
+    fleet.restart_replicas(location_extra="ReplaySPClockSkew 300")
+    r6, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=240,
+                               scd_not_on_or_after_offset=300)
+    assert abs((r6 - r1) - 240) <= 1, "skew 60 -> 300: residual %.3f -> %.3f" % (r1, r6)
+    print("test d: residuals (PTTL - (window_end - now)) skew60=%.3f %.3f %.3f %.3f "
+          "lifetime120=%.3f skew300=%.3f" % (r1, r2, r3, r4, r5, r6))
+
+
+# --------------------------------------------------------------------------
+# e. bad input -> refused with the documented code, and nothing claimed
+# --------------------------------------------------------------------------
+
+HOK = "urn:oasis:names:tc:SAML:2.0:cm:holder-of-key"
+FAR = "http://127.0.0.1:1/saml/acs"
+
+
+def _case(saml, name):
+    """(SAMLResponse or None, expected status, (issuer, assertion_id) or None,
+    extra form fields)"""
+    aid = saml.testidp.random_id()
+    i1 = saml.idps["idp1"].entity_id
+
+    def mint(idp="idp1", **kw):
+        m = saml.mint(idp=idp, assertion_id=aid, **kw)
+        return m.b64, (m.issuer, aid)
+
+    if name == "unsigned":
+        b, k = mint(sign_response=False, sign_assertion=False)
+    elif name == "badly_signed":
+        b, k = mint(idp="rogue")
+    elif name == "tampered":
+        b, k = mint()
+        b = saml.testidp.TestIdP.tamper(b)
+    elif name == "wrong_audience":
+        b, k = mint(audience="https://other-sp.example/saml")
+    elif name == "no_audience":
+        b, k = mint(audience="")
+    elif name == "wrong_recipient":
+        b, k = mint(recipient=FAR)
+    elif name == "wrong_destination":
+        b, k = mint(destination=FAR)
+    elif name == "expired":
+        b, k = mint(issue_instant_offset=-900, not_before_offset=-930,
+                    not_on_or_after_offset=-600, scd_not_on_or_after_offset=-600)
+    elif name == "not_yet_valid":
+        b, k = mint(not_before_offset=600, not_on_or_after_offset=900,
+                    scd_not_on_or_after_offset=900)
+    elif name == "unknown_issuer":
+        b, k = mint(idp="unknown")
+    elif name == "issuer_not_matching_key":
+        b, k = mint(idp="idp1", issuer=saml.idps["unknown"].entity_id)
+    elif name == "holder_of_key":
+        b, k = mint(confirmation_method=HOK)
+    elif name == "two_assertions":
+        b, k = mint(assertions=2)
+    elif name == "no_assertion":
+        b, k = mint(assertions=0)
+    elif name == "missing_window":
+        b, k = mint(not_on_or_after_offset=None, scd_not_on_or_after_offset=None)
+    elif name == "window_too_long":
+        b, k = mint(not_on_or_after_offset=7200, scd_not_on_or_after_offset=7200)
+    elif name == "malformed_base64":
+        return "%%% this is not base64 %%%", 400, None, None
+    elif name == "malformed_xml":
+        xml = b'<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_x"><unclosed>'
+        return base64.b64encode(xml).decode(), 400, None, None
+    elif name == "not_a_response":
+        return base64.b64encode(b"hello, world").decode(), 400, None, None
+    elif name == "missing_samlresponse":
+        return None, 400, None, None
+    elif name == "oversized_body":
+        return "A" * (262144 + 4096), 413, None, None
+    else:
+        raise AssertionError(name)
+    assert k[0] in (i1, saml.idps["idp2"].entity_id, saml.idps["unknown"].entity_id)
+    return b, 400, k, None
+
+
+BAD_CASES = [
+    "unsigned", "badly_signed", "tampered", "wrong_audience", "no_audience",
+    "wrong_recipient", "wrong_destination", "expired", "not_yet_valid",
+    "unknown_issuer", "issuer_not_matching_key", "holder_of_key",
+    "two_assertions", "no_assertion", "missing_window", "window_too_long",
+    "malformed_base64", "malformed_xml", "not_a_response",
+    "missing_samlresponse", "oversized_body",
+]
+
+
+@pytest.mark.expect_log("check_refused")
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, rc, case):
+    b64, expected, key_parts, fields = _case(saml, case)
+    for name, base in [("balancer", fleet.public), (fleet.replicas[0].name, fleet.replicas[0].base_url)]:
+        r = post_acs(base, b64, relay_state=PAGE, fields=fields)
+        assert r.status_code == expected, (case, name, r.status_code, r.text[:300])
+        assert session_cookie(r)[0] is None, (case, name)
+    if key_parts:
+        from harness import claim_key
+        assert not rc.exists(claim_key(*key_parts)), "%s: claim key exists" % case
+    assert claims(rc) == [], case
+    assert sessions(rc) == [], case
+    if expected == 400 and case != "missing_samlresponse":
+        lines = [line for lines in fleet.new_log_lines().values() for line in lines
+                 if TAGS["check_refused"] in line]
+        assert lines and all("check=" in line for line in lines), (case, lines)
+
+
+# --------------------------------------------------------------------------
+# f. two IdPs, same assertion ID -> both accepted
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("replay_refused")
+def test_f_two_idps_same_assertion_id_both_accepted(fleet, saml, rc):
+    aid = saml.testidp.random_id()
+    m1 = saml.mint(idp="idp1", assertion_id=aid, name_id="alice")
+    m2 = saml.mint(idp="idp2", assertion_id=aid, name_id="alice2")
+    assert m1.key != m2.key
+    c1 = sign_in(fleet, m1)
+    c2 = sign_in(fleet, m2)
+    assert c1 != c2
+    assert claims(rc) == sorted([m1.key, m2.key])
+    assert get(fleet.replicas[1].base_url + PAGE, cookie=c1).headers.get("X-RSP-User") == "alice"
+    assert get(fleet.replicas[2].base_url + PAGE, cookie=c2).headers.get("X-RSP-User") == "alice2"
+    # and each is still single use
+    assert post_acs(fleet.public, m1.b64).status_code == 403
+    assert post_acs(fleet.public, m2.b64).status_code == 403
