@@ -43,6 +43,8 @@ TAGS = {
     "check_refused": "RSP01004",          # warn: "check=<name>"
     "session_store_after_claim": "RSP01005",  # session store failed after claim
     "session_read_store_error": "RSP01006",   # error: store failed reading a session
+    "body_too_large": "RSP01015",         # warn: check=size, body > ReplaySPMaxBodySize
+    "malformed_session": "RSP01020",      # warn: session record unreadable -> no session
 }
 
 COOKIE_NAME = "replay_sp_session"

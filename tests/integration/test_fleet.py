@@ -374,7 +374,7 @@ BAD_CASES = [
 ]
 
 
-@pytest.mark.expect_log("check_refused")
+@pytest.mark.expect_log("check_refused", "body_too_large")
 @pytest.mark.parametrize("case", BAD_CASES)
 def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, rc, case):
     b64, expected, key_parts, fields = _case(saml, case)
@@ -387,10 +387,35 @@ def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, rc, case):
         assert not rc.exists(claim_key(*key_parts)), "%s: claim key exists" % case
     assert claims(rc) == [], case
     assert sessions(rc) == [], case
-    if expected == 400 and case != "missing_samlresponse":
-        lines = [line for lines in fleet.new_log_lines().values() for line in lines
-                 if TAGS["check_refused"] in line]
-        assert lines and all("check=" in line for line in lines), (case, lines)
+    tag = TAGS["body_too_large" if expected == 413 else "check_refused"]
+    lines = [line for lines in fleet.new_log_lines().values() for line in lines if tag in line]
+    assert len(lines) == 2 and all("check=" in line for line in lines), (case, lines)
+
+
+def test_e_acs_wants_a_form_post(fleet):
+    import requests
+    r = requests.get(fleet.public + "/saml/acs", allow_redirects=False, timeout=30)
+    assert r.status_code == 405
+    assert "POST" in r.headers.get("Allow", "")
+
+
+@pytest.mark.expect_log("check_refused")
+def test_e_acs_refuses_other_content_types(fleet, saml, rc):
+    import requests
+    m = saml.mint()
+    r = requests.post(fleet.public + "/saml/acs", allow_redirects=False, timeout=30,
+                      files={"SAMLResponse": ("r", m.b64)})     # multipart/form-data
+    assert r.status_code == 400
+    assert session_cookie(r)[0] is None and not rc.exists(m.key)
+
+
+@pytest.mark.expect_log("malformed_session")
+def test_a_malformed_session_record_is_no_session(fleet, saml, rc):
+    cookie = sign_in(fleet, saml.mint())
+    k = assert_session_key(rc, cookie)
+    rc.call("SET", k, "garbage", "PX", 60000)
+    for name, base in fleet.targets():
+        assert get(base + PAGE, cookie=cookie).status_code == 401, name
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what mod_replay_sp needs to build, test and run its demo, from
+# Debian's archive only. Idempotent: installs only what is missing.
+set -eu
+
+PKGS="gcc make autoconf automake libtool pkg-config
+apache2 apache2-dev liblasso3-dev libhiredis-dev libmemcached-dev libssl-dev
+check redis-server memcached
+python3 python3-lasso python3-pytest python3-requests xmlsec1 openssl"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    SUDO=sudo
+fi
+echo "install-deps: installing$missing"
+$SUDO apt-get update -qq
+# The tests and the demo start their own servers on loopback ports; the
+# packaged system services are not needed (and need not start).
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
