@@ -58,6 +58,12 @@ static apr_status_t global_init(server_rec *s, apr_pool_t *ptemp)
     return APR_SUCCESS;
 }
 
+static apr_status_t log_remove(void *data)
+{
+    rsp_saml_log_remove();
+    return APR_SUCCESS;
+}
+
 /* Load and check every SP and the store settings. Runs in check_config,
  * so `apachectl configtest` refuses what would fail at the first sign-in. */
 static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -65,7 +71,7 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     server_rec *vs;
     const char *err;
-    int i;
+    int i, lasso_ready = 0;
 
     log_server = s;
     rsp_log_set_sink(log_sink, NULL);
@@ -75,8 +81,16 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
         if (sc->sps->nelts == 0) {
             continue;
         }
-        if (global_init(s, ptemp) != APR_SUCCESS) {
-            return HTTP_INTERNAL_SERVER_ERROR;
+        if (!lasso_ready) {
+            if (global_init(s, ptemp) != APR_SUCCESS) {
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            /* Our callbacks, for this configuration's life: removed before
+             * httpd may unload this module on restart. */
+            rsp_saml_log_install();
+            apr_pool_cleanup_register(pconf, NULL, log_remove,
+                                      apr_pool_cleanup_null);
+            lasso_ready = 1;
         }
         if (!sc->store_url) {
             ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01008)

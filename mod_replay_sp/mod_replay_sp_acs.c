@@ -181,8 +181,9 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     cp.now = now;
     cp.skew_s = rsp_cfg_skew(dc);
     cp.max_window_s = rsp_cfg_max_window(dc);
-    if ((rv = apr_reslist_acquire(dc->sp->servers, &res)) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RSP_LOGNO(01017)
+    if (!dc->sp->servers
+        || (rv = apr_reslist_acquire(dc->sp->servers, &res)) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
                       "no Lasso server available for SP %s", cp.entity_id);
         return HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -75,17 +75,37 @@ apr_status_t rsp_saml_global_init(const char **err)
         *err = lasso_strerror(rc);
         return APR_EGENERAL;
     }
-    g_log_set_handler("Lasso", G_LOG_LEVEL_MASK | G_LOG_FLAG_RECURSION,
-                      glib_log, NULL);
+    return APR_SUCCESS;
+}
+
+/* Per process by design: the id of our GLib handler while installed. */
+static guint glib_handler_id;
+
+void rsp_saml_log_install(void)
+{
+    glib_handler_id = g_log_set_handler(
+        "Lasso", G_LOG_LEVEL_MASK | G_LOG_FLAG_RECURSION, glib_log, NULL);
     g_log_set_default_handler(glib_log, NULL);
-    /* Lasso set these for the calling thread only; the thread defaults
-     * cover the worker threads created later. */
+    /* The thread defaults cover the worker threads created later. */
     xmlSetStructuredErrorFunc(NULL, xml_structured);
     xmlThrDefSetStructuredErrorFunc(NULL, xml_structured);
     xmlSetGenericErrorFunc(NULL, xml_generic);
     xmlThrDefSetGenericErrorFunc(NULL, xml_generic);
     xmlSecErrorsSetCallback(xmlsec_errors);
-    return APR_SUCCESS;
+}
+
+void rsp_saml_log_remove(void)
+{
+    if (glib_handler_id) {
+        g_log_remove_handler("Lasso", glib_handler_id);
+        glib_handler_id = 0;
+    }
+    g_log_set_default_handler(g_log_default_handler, NULL);
+    xmlSetStructuredErrorFunc(NULL, NULL);
+    xmlThrDefSetStructuredErrorFunc(NULL, NULL);
+    xmlSetGenericErrorFunc(NULL, NULL);
+    xmlThrDefSetGenericErrorFunc(NULL, NULL);
+    xmlSecErrorsSetCallback(xmlSecErrorsDefaultCallback);
 }
 
 /* ---- loading an SP definition ---- */

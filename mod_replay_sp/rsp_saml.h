@@ -28,9 +28,14 @@ typedef struct {
 } rsp_saml_sp_t;
 
 /* Process-wide Lasso/libxml2/xmlsec initialisation; call once per process
- * before threads start. Routes Lasso, libxml2 and xmlsec diagnostics to
- * rsp_log at debug level. */
+ * before threads start. */
 apr_status_t rsp_saml_global_init(const char **err);
+
+/* Route Lasso, libxml2 and xmlsec diagnostics to rsp_log (debug level), and
+ * undo it. The callbacks live in this library: whoever may unload it (httpd
+ * on restart) must remove them first. */
+void rsp_saml_log_install(void);
+void rsp_saml_log_remove(void);
 
 /* Read key, certificate and IdP metadata; check that the key matches the
  * certificate, that each metadata file describes an IdP, and that a
