@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,11 +90,12 @@ static int parse_time_field(const char *v, apr_time_t *out)
     char *end;
     apr_int64_t n;
 
-    if (!v || !*v) {
+    if (!v || !*v || *v < '0' || *v > '9') {
         return 0;
     }
+    errno = 0;
     n = apr_strtoi64(v, &end, 10);
-    if (*end || n <= 0) {
+    if (*end || errno || n <= 0) {
         return 0;
     }
     *out = n;
@@ -105,7 +107,7 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
 {
     rsp_session_t *s = apr_pcalloc(p, sizeof(*s));
     const char *cur = data, *end = data + len, *ct = NULL, *exp = NULL;
-    int version = 0;
+    const char *version = NULL, **slot;
 
     if (memchr(data, '\0', len)) {
         return APR_EINVAL;
@@ -124,19 +126,26 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
         if (!v) {
             return APR_EINVAL;
         }
-        if (!strcmp(k, "v")) version = atoi(v);
-        else if (!strcmp(k, "sp")) s->sp = v;
-        else if (!strcmp(k, "iss")) s->issuer = v;
-        else if (!strcmp(k, "nid")) s->name_id = v;
-        else if (!strcmp(k, "nidf")) s->name_id_format = v;
-        else if (!strcmp(k, "sidx")) s->session_index = v;
-        else if (!strcmp(k, "ch")) s->claim_hash = v;
-        else if (!strcmp(k, "ct")) ct = v;
-        else if (!strcmp(k, "exp")) exp = v;
-        /* unknown fields: written by a newer replica; ignore */
+        if (!strcmp(k, "v")) slot = &version;
+        else if (!strcmp(k, "sp")) slot = &s->sp;
+        else if (!strcmp(k, "iss")) slot = &s->issuer;
+        else if (!strcmp(k, "nid")) slot = &s->name_id;
+        else if (!strcmp(k, "nidf")) slot = &s->name_id_format;
+        else if (!strcmp(k, "sidx")) slot = &s->session_index;
+        else if (!strcmp(k, "ch")) slot = &s->claim_hash;
+        else if (!strcmp(k, "ct")) slot = &ct;
+        else if (!strcmp(k, "exp")) slot = &exp;
+        else slot = NULL; /* written by a newer replica: ignore */
+        if (slot) {
+            if (*slot) {
+                return APR_EINVAL; /* a field twice: which one counts? */
+            }
+            *slot = v;
+        }
         cur = amp ? amp + 1 : end;
     }
-    if (version != 1 || !s->sp || !s->issuer || !s->name_id || !*s->name_id
+    if (!version || strcmp(version, "1") != 0 || !s->sp || !*s->sp
+        || !s->issuer || !*s->issuer || !s->name_id || !*s->name_id
         || !parse_time_field(ct, &s->created)
         || !parse_time_field(exp, &s->expires)) {
         return APR_EINVAL;

@@ -76,6 +76,9 @@ const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
 const char *rsp_session_key(apr_pool_t *p, const char *prefix,
                             const char *session_id)
 {
+    if (!session_id) {
+        return NULL;
+    }
     return apr_pstrcat(p, prefix ? prefix : "", "s:",
                        rsp_sha256_b64url(p, session_id, strlen(session_id)),
                        NULL);
@@ -106,6 +109,14 @@ static apr_int64_t days_from_civil(apr_int64_t y, unsigned m, unsigned d)
     return era * 146097 + (apr_int64_t)doe - 719468;
 }
 
+static int days_in_month(int y, int m)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+    return days[m - 1] + (m == 2 && leap);
+}
+
 static int digits(const char *s, int n, int *out)
 {
     int v = 0, i;
@@ -132,7 +143,8 @@ apr_status_t rsp_parse_time(apr_time_t *out, const char *s)
         || !digits(s + 14, 2, &m) || s[16] != ':' || !digits(s + 17, 2, &sec)) {
         return APR_EINVAL;
     }
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) {
+    if (M < 1 || M > 12 || D < 1 || D > days_in_month(Y, M) || h > 23
+        || m > 59 || sec > 60) {
         return APR_EINVAL;
     }
     c = s + 19;

@@ -5,7 +5,7 @@ set -eu
 
 PKGS="gcc make autoconf automake libtool pkg-config
 apache2 apache2-dev liblasso3-dev libhiredis-dev libmemcached-dev libssl-dev
-check redis-server memcached
+check valgrind redis-server memcached
 python3 python3-lasso python3-pytest python3-requests xmlsec1 openssl"
 
 missing=""

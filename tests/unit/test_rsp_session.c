@@ -1,0 +1,369 @@
+/* Unit tests for rsp_session.c: the session record codec. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_pools.h>
+#include <apr_strings.h>
+
+#include "rsp_session.h"
+
+static apr_pool_t *pool;
+
+static void setup(void)
+{
+    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
+}
+
+static void teardown(void)
+{
+    apr_pool_destroy(pool);
+    pool = NULL;
+}
+
+/* A valid record with every field set; tests then change one thing. */
+#define GOOD "v=1&sp=https%3A//sp.example.org&iss=https%3A//idp.example.org" \
+             "&nid=alice&ct=1796032800000000&exp=1796036400000000"
+
+static apr_status_t decode_str(rsp_session_t **out, const char *data)
+{
+    return rsp_session_decode(out, pool, data, strlen(data));
+}
+
+static void expect_reject(const char *data)
+{
+    rsp_session_t *s = NULL;
+
+    ck_assert_msg(decode_str(&s, data) == APR_EINVAL, "accepted \"%s\"", data);
+    ck_assert_msg(s == NULL, "*out written for \"%s\"", data);
+}
+
+static void assert_same(const rsp_session_t *a, const rsp_session_t *b)
+{
+    ck_assert_str_eq(a->sp, b->sp);
+    ck_assert_str_eq(a->issuer, b->issuer);
+    ck_assert_str_eq(a->name_id, b->name_id);
+    if (a->name_id_format) {
+        ck_assert_pstr_eq(a->name_id_format, b->name_id_format);
+    }
+    else {
+        ck_assert_ptr_null(b->name_id_format);
+    }
+    if (a->session_index) {
+        ck_assert_pstr_eq(a->session_index, b->session_index);
+    }
+    else {
+        ck_assert_ptr_null(b->session_index);
+    }
+    if (a->claim_hash) {
+        ck_assert_pstr_eq(a->claim_hash, b->claim_hash);
+    }
+    else {
+        ck_assert_ptr_null(b->claim_hash);
+    }
+    ck_assert_int_eq(a->created, b->created);
+    ck_assert_int_eq(a->expires, b->expires);
+}
+
+/* The encoded form has no raw byte that could break the framing or a
+ * store protocol line. */
+static void assert_clean_encoding(const char *enc)
+{
+    const unsigned char *c;
+
+    for (c = (const unsigned char *)enc; *c; c++) {
+        ck_assert_msg(*c > 0x20 && *c < 0x7f, "raw byte 0x%02x in \"%s\"", *c,
+                      enc);
+    }
+}
+
+START_TEST(test_round_trip_all_fields)
+{
+    rsp_session_t in, *out = NULL;
+    const char *enc;
+
+    memset(&in, 0, sizeof(in));
+    in.sp = "https://sp.example.org/saml?x=1&y=2";
+    in.issuer = "https://idp.example.org/idp/shibboleth#frag=%41";
+    in.name_id = "J\xc3\xa9r\xc3\xb4me O'Brien & co = 100% \xe2\x82\xac\n"
+                 "line two\r\n\ttabbed";
+    in.name_id_format = "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent";
+    in.session_index = "_idx with spaces&amp;=%%20";
+    in.claim_hash = "V_d4lG8FiaQe";
+    in.created = APR_INT64_C(1796032800123456);
+    in.expires = APR_INT64_C(1796061600000001);
+
+    enc = rsp_session_encode(pool, &in);
+    ck_assert_ptr_nonnull(enc);
+    ck_assert_msg(strncmp(enc, "v=1&", 4) == 0, "no version first: %s", enc);
+    assert_clean_encoding(enc);
+    /* exactly the 9 fields, separated by 8 '&' (values' '&' are escaped) */
+    {
+        const char *c;
+        int amps = 0;
+        for (c = enc; *c; c++) {
+            amps += *c == '&';
+        }
+        ck_assert_int_eq(amps, 8);
+    }
+
+    ck_assert_int_eq(rsp_session_decode(&out, pool, enc, strlen(enc)),
+                     APR_SUCCESS);
+    ck_assert_ptr_nonnull(out);
+    assert_same(&in, out);
+}
+END_TEST
+
+START_TEST(test_round_trip_optional_absent)
+{
+    rsp_session_t in, *out = NULL;
+    const char *enc;
+
+    memset(&in, 0, sizeof(in));
+    in.sp = "sp";
+    in.issuer = "idp";
+    in.name_id = "bob";
+    in.created = 1;
+    in.expires = 2;
+
+    enc = rsp_session_encode(pool, &in);
+    ck_assert_str_eq(enc, "v=1&sp=sp&iss=idp&nid=bob&ct=1&exp=2");
+    ck_assert_int_eq(rsp_session_decode(&out, pool, enc, strlen(enc)),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(out->name_id_format);
+    ck_assert_ptr_null(out->session_index);
+    ck_assert_ptr_null(out->claim_hash);
+    assert_same(&in, out);
+
+    /* one optional field present, the others stay NULL */
+    in.session_index = "_s1";
+    enc = rsp_session_encode(pool, &in);
+    ck_assert_int_eq(rsp_session_decode(&out, pool, enc, strlen(enc)),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(out->name_id_format);
+    ck_assert_str_eq(out->session_index, "_s1");
+    ck_assert_ptr_null(out->claim_hash);
+}
+END_TEST
+
+START_TEST(test_encode_escapes)
+{
+    rsp_session_t in;
+    const char *enc;
+
+    memset(&in, 0, sizeof(in));
+    in.sp = "a&b=c%d e";
+    in.issuer = "\xc3\xa9";
+    in.name_id = "x\ny";
+    in.created = 10;
+    in.expires = 20;
+
+    enc = rsp_session_encode(pool, &in);
+    ck_assert_str_eq(enc,
+                     "v=1&sp=a%26b%3Dc%25d%20e&iss=%C3%A9&nid=x%0Ay&ct=10&exp=20");
+}
+END_TEST
+
+START_TEST(test_decode_known_record)
+{
+    rsp_session_t *s = NULL;
+
+    ck_assert_int_eq(decode_str(&s, GOOD), APR_SUCCESS);
+    ck_assert_str_eq(s->sp, "https://sp.example.org");
+    ck_assert_str_eq(s->issuer, "https://idp.example.org");
+    ck_assert_str_eq(s->name_id, "alice");
+    ck_assert_int_eq(s->created, APR_INT64_C(1796032800000000));
+    ck_assert_int_eq(s->expires, APR_INT64_C(1796036400000000));
+    ck_assert_ptr_null(s->name_id_format);
+    ck_assert_ptr_null(s->session_index);
+    ck_assert_ptr_null(s->claim_hash);
+
+    /* order does not matter; lower-case escapes decode too */
+    ck_assert_int_eq(decode_str(&s, "exp=5&ct=4&nid=n%c3%a9&iss=i&sp=s&v=1"),
+                     APR_SUCCESS);
+    ck_assert_str_eq(s->name_id, "n\xc3\xa9");
+    ck_assert_int_eq(s->created, 4);
+    ck_assert_int_eq(s->expires, 5);
+
+    /* only the first len bytes count */
+    ck_assert_int_eq(rsp_session_decode(&s, pool, GOOD "&sp=other",
+                                        strlen(GOOD)),
+                     APR_SUCCESS);
+    ck_assert_str_eq(s->sp, "https://sp.example.org");
+}
+END_TEST
+
+START_TEST(test_decode_unknown_fields_ignored)
+{
+    rsp_session_t *s = NULL;
+
+    ck_assert_int_eq(decode_str(&s, "future=x%20y&" GOOD "&zz=&new=1%3D2"
+                                    "&nidf=fmt&ch=abc"),
+                     APR_SUCCESS);
+    ck_assert_str_eq(s->sp, "https://sp.example.org");
+    ck_assert_str_eq(s->issuer, "https://idp.example.org");
+    ck_assert_str_eq(s->name_id, "alice");
+    ck_assert_str_eq(s->name_id_format, "fmt");
+    ck_assert_ptr_null(s->session_index);
+    ck_assert_str_eq(s->claim_hash, "abc");
+    ck_assert_int_eq(s->created, APR_INT64_C(1796032800000000));
+}
+END_TEST
+
+START_TEST(test_decode_missing_mandatory)
+{
+    expect_reject("");
+    expect_reject("v=1");
+    /* each mandatory field left out in turn */
+    expect_reject("sp=s&iss=i&nid=n&ct=1&exp=2");  /* v */
+    expect_reject("v=1&iss=i&nid=n&ct=1&exp=2");   /* sp */
+    expect_reject("v=1&sp=s&nid=n&ct=1&exp=2");    /* iss */
+    expect_reject("v=1&sp=s&iss=i&ct=1&exp=2");    /* nid */
+    expect_reject("v=1&sp=s&iss=i&nid=n&exp=2");   /* ct */
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1");    /* exp */
+    /* empty name_id */
+    expect_reject("v=1&sp=s&iss=i&nid=&ct=1&exp=2");
+    /* and the complete record is accepted */
+    {
+        rsp_session_t *s = NULL;
+        ck_assert_int_eq(decode_str(&s, "v=1&sp=s&iss=i&nid=n&ct=1&exp=2"),
+                         APR_SUCCESS);
+    }
+}
+END_TEST
+
+START_TEST(test_decode_bad_version)
+{
+    expect_reject("v=2&sp=s&iss=i&nid=n&ct=1&exp=2");
+    expect_reject("v=0&sp=s&iss=i&nid=n&ct=1&exp=2");
+    expect_reject("v=&sp=s&iss=i&nid=n&ct=1&exp=2");
+    expect_reject("v=x&sp=s&iss=i&nid=n&ct=1&exp=2");
+    /* a later v=2 overrides */
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&v=2");
+}
+END_TEST
+
+START_TEST(test_decode_bad_escapes)
+{
+    expect_reject("v=1&sp=s%zz&iss=i&nid=n&ct=1&exp=2");
+    expect_reject("v=1&sp=s&iss=i%4&nid=n&ct=1&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n%&ct=1&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&sidx=%");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&nidf=%g0");
+    /* an escaped NUL would truncate the value */
+    expect_reject("v=1&sp=s&iss=i&nid=n%00x&ct=1&exp=2");
+    /* a field without '=' */
+    expect_reject("v=1&sp=s&iss=i&nid=n&junk&ct=1&exp=2");
+}
+END_TEST
+
+START_TEST(test_decode_embedded_nul)
+{
+    static const char rec[] = "v=1&sp=s&iss=i&nid=n\0evil&ct=1&exp=2";
+    static const char rec2[] = "v=1&sp=s&iss=i&nid=n&ct=1&exp=2\0";
+    rsp_session_t *s = NULL;
+
+    ck_assert_int_eq(rsp_session_decode(&s, pool, rec, sizeof(rec) - 1),
+                     APR_EINVAL);
+    ck_assert_int_eq(rsp_session_decode(&s, pool, rec2, sizeof(rec2) - 1),
+                     APR_EINVAL);
+    ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(test_decode_bad_times)
+{
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=abc&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=abc");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=12abc&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2x");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1.5&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=0&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=0");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=-1&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=-2");
+}
+END_TEST
+
+/* The record is "not well-formed" when a time does not fit an apr_time_t:
+ * decoding must not silently clamp it (strtoll saturates at INT64_MAX). */
+START_TEST(test_decode_time_overflow)
+{
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=99999999999999999999");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=99999999999999999999&exp=2");
+}
+END_TEST
+
+/* Mandatory entity IDs must not be empty (name_id already is checked). */
+START_TEST(test_decode_empty_entity_ids)
+{
+    expect_reject("v=1&sp=&iss=i&nid=n&ct=1&exp=2");
+    expect_reject("v=1&sp=s&iss=&nid=n&ct=1&exp=2");
+}
+END_TEST
+
+/* The version must be exactly "1": a "1.5" or "1x" record written by a
+ * different format must not be read as version 1. */
+START_TEST(test_decode_version_exact)
+{
+    expect_reject("v=1x&sp=s&iss=i&nid=n&ct=1&exp=2");
+    expect_reject("v=1.5&sp=s&iss=i&nid=n&ct=1&exp=2");
+}
+END_TEST
+
+START_TEST(test_decode_duplicate_field)
+{
+    /* Two values for one field: which would count? Refused. */
+    expect_reject("v=1&sp=s&iss=i&nid=n&nid=m&ct=1&exp=2");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&exp=3");
+}
+END_TEST
+
+static Suite *session_suite(void)
+{
+    Suite *s = suite_create("rsp_session");
+    TCase *tc;
+
+    tc = tcase_create("codec");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_round_trip_all_fields);
+    tcase_add_test(tc, test_round_trip_optional_absent);
+    tcase_add_test(tc, test_encode_escapes);
+    tcase_add_test(tc, test_decode_known_record);
+    tcase_add_test(tc, test_decode_unknown_fields_ignored);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("reject");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_decode_missing_mandatory);
+    tcase_add_test(tc, test_decode_bad_version);
+    tcase_add_test(tc, test_decode_bad_escapes);
+    tcase_add_test(tc, test_decode_embedded_nul);
+    tcase_add_test(tc, test_decode_bad_times);
+    tcase_add_test(tc, test_decode_time_overflow);
+    tcase_add_test(tc, test_decode_empty_entity_ids);
+    tcase_add_test(tc, test_decode_version_exact);
+    tcase_add_test(tc, test_decode_duplicate_field);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed;
+
+    if (apr_initialize() != APR_SUCCESS) {
+        return EXIT_FAILURE;
+    }
+    atexit(apr_terminate);
+    sr = srunner_create(session_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,358 @@
+/* Unit tests for rsp_url.c: store URL parsing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <apr_general.h>
+#include <apr_pools.h>
+
+#include "rsp_url.h"
+
+static apr_pool_t *pool;
+
+static void setup(void)
+{
+    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
+}
+
+static void teardown(void)
+{
+    apr_pool_destroy(pool);
+    pool = NULL;
+}
+
+/* Parse a URL that must be accepted. */
+static rsp_store_url_t *parse_ok(const char *url)
+{
+    rsp_store_url_t *u = NULL;
+    const char *err = NULL;
+    apr_status_t rv = rsp_store_url_parse(&u, pool, url, &err);
+
+    ck_assert_msg(rv == APR_SUCCESS, "\"%s\" rejected: %s", url,
+                  err ? err : "(no message)");
+    ck_assert_ptr_nonnull(u);
+    ck_assert_ptr_nonnull(u->display);
+    return u;
+}
+
+/* A URL that must be rejected with APR_EINVAL and a non-empty message,
+ * leaving *out untouched. */
+static void expect_reject(const char *url)
+{
+    rsp_store_url_t *u = (rsp_store_url_t *)&u; /* sentinel */
+    const char *err = NULL;
+    apr_status_t rv = rsp_store_url_parse(&u, pool, url, &err);
+
+    ck_assert_msg(rv == APR_EINVAL, "\"%s\" accepted (rv %d)",
+                  url ? url : "(null)", rv);
+    ck_assert_msg(err != NULL && *err != '\0', "\"%s\": no error message",
+                  url ? url : "(null)");
+    ck_assert_msg(u == (rsp_store_url_t *)&u, "\"%s\": *out written on failure",
+                  url ? url : "(null)");
+}
+
+START_TEST(test_tcp_default_db)
+{
+    rsp_store_url_t *u = parse_ok("redis://127.0.0.1:6379");
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS);
+    ck_assert_str_eq(u->host, "127.0.0.1");
+    ck_assert_int_eq(u->port, 6379);
+    ck_assert_int_eq(u->db, 0);
+    ck_assert_ptr_null(u->user);
+    ck_assert_ptr_null(u->password);
+    ck_assert_ptr_null(u->path);
+    ck_assert_str_eq(u->display, "redis://127.0.0.1:6379/0");
+}
+END_TEST
+
+START_TEST(test_tcp_db)
+{
+    rsp_store_url_t *u = parse_ok("redis://host:6380/3");
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS);
+    ck_assert_str_eq(u->host, "host");
+    ck_assert_int_eq(u->port, 6380);
+    ck_assert_int_eq(u->db, 3);
+    ck_assert_ptr_null(u->user);
+    ck_assert_ptr_null(u->password);
+    ck_assert_str_eq(u->display, "redis://host:6380/3");
+
+    u = parse_ok("redis://redis.example.net:65535/15");
+    ck_assert_str_eq(u->host, "redis.example.net");
+    ck_assert_int_eq(u->port, 65535);
+    ck_assert_int_eq(u->db, 15);
+
+    u = parse_ok("redis://h:1/");
+    ck_assert_int_eq(u->port, 1);
+    ck_assert_int_eq(u->db, 0);
+}
+END_TEST
+
+START_TEST(test_tcp_password_only)
+{
+    rsp_store_url_t *u = parse_ok("redis://:secret@h:1/0");
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS);
+    ck_assert_ptr_null(u->user);
+    ck_assert_ptr_nonnull(u->password);
+    ck_assert_str_eq(u->password, "secret");
+    ck_assert_str_eq(u->host, "h");
+    ck_assert_int_eq(u->port, 1);
+    ck_assert_int_eq(u->db, 0);
+}
+END_TEST
+
+START_TEST(test_tcp_user_encoded_password)
+{
+    rsp_store_url_t *u = parse_ok("redis://user:p%40ss@h:1");
+
+    ck_assert_ptr_nonnull(u->user);
+    ck_assert_str_eq(u->user, "user");
+    ck_assert_ptr_nonnull(u->password);
+    ck_assert_str_eq(u->password, "p@ss");
+    ck_assert_str_eq(u->host, "h");
+    ck_assert_int_eq(u->port, 1);
+    ck_assert_int_eq(u->db, 0);
+    ck_assert_ptr_null(strstr(u->display, "p@ss"));
+    ck_assert_ptr_null(strstr(u->display, "p%40ss"));
+    ck_assert_str_eq(u->display, "redis://user:***@h:1/0");
+
+    /* escapes in the user name too, lower-case hex */
+    u = parse_ok("redis://us%3aer:a%2fb@h:2/4");
+    ck_assert_str_eq(u->user, "us:er");
+    ck_assert_str_eq(u->password, "a/b");
+    ck_assert_int_eq(u->db, 4);
+}
+END_TEST
+
+START_TEST(test_tcp_ipv6)
+{
+    rsp_store_url_t *u = parse_ok("redis://[::1]:6379");
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS);
+    ck_assert_str_eq(u->host, "::1");
+    ck_assert_int_eq(u->port, 6379);
+    ck_assert_int_eq(u->db, 0);
+    ck_assert_str_eq(u->display, "redis://[::1]:6379/0");
+
+    u = parse_ok("redis://:secret@[2001:db8::2]:6380/2");
+    ck_assert_str_eq(u->host, "2001:db8::2");
+    ck_assert_int_eq(u->port, 6380);
+    ck_assert_int_eq(u->db, 2);
+    ck_assert_str_eq(u->password, "secret");
+}
+END_TEST
+
+START_TEST(test_unix)
+{
+    rsp_store_url_t *u = parse_ok("redis+unix:///run/redis.sock");
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS_UNIX);
+    ck_assert_str_eq(u->path, "/run/redis.sock");
+    ck_assert_int_eq(u->db, 0);
+    ck_assert_ptr_null(u->host);
+    ck_assert_ptr_null(u->user);
+    ck_assert_ptr_null(u->password);
+    ck_assert_str_eq(u->display, "redis+unix:///run/redis.sock");
+}
+END_TEST
+
+START_TEST(test_unix_db)
+{
+    rsp_store_url_t *u = parse_ok("redis+unix:///x.sock?db=2");
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS_UNIX);
+    ck_assert_str_eq(u->path, "/x.sock");
+    ck_assert_int_eq(u->db, 2);
+    ck_assert_str_eq(u->display, "redis+unix:///x.sock?db=2");
+}
+END_TEST
+
+START_TEST(test_reject_empty_and_scheme)
+{
+    expect_reject(NULL);
+    expect_reject("");
+    expect_reject("http://127.0.0.1:6379");
+    expect_reject("https://127.0.0.1:6379");
+    expect_reject("memcache://127.0.0.1:11211");
+    expect_reject("memcached://127.0.0.1:11211");
+    expect_reject("rediss://127.0.0.1:6379");
+    expect_reject("127.0.0.1:6379");
+    expect_reject("redis:127.0.0.1:6379");
+    expect_reject("redis:/127.0.0.1:6379");
+    expect_reject("redis://");
+    expect_reject("redis+unix://");
+}
+END_TEST
+
+START_TEST(test_reject_port)
+{
+    expect_reject("redis://127.0.0.1");        /* missing port */
+    expect_reject("redis://127.0.0.1/0");
+    expect_reject("redis://127.0.0.1:");
+    expect_reject("redis://127.0.0.1:/0");
+    expect_reject("redis://127.0.0.1:0");
+    expect_reject("redis://127.0.0.1:65536");
+    expect_reject("redis://127.0.0.1:99999999999");
+    expect_reject("redis://127.0.0.1:abc");
+    expect_reject("redis://127.0.0.1:-1");
+    expect_reject("redis://127.0.0.1:+80");
+    expect_reject("redis://[::1]");            /* IPv6 without port */
+    expect_reject("redis://[::1]6379");
+    expect_reject("redis://[]:6379");
+    expect_reject("redis://[::1:6379");
+    expect_reject("redis://:6379");            /* missing host */
+}
+END_TEST
+
+START_TEST(test_reject_db)
+{
+    expect_reject("redis://h:6379/-1");
+    expect_reject("redis://h:6379/abc");
+    expect_reject("redis://h:6379/1x");
+    expect_reject("redis+unix:///x.sock?db=-1");
+    expect_reject("redis+unix:///x.sock?db=abc");
+    expect_reject("redis+unix:///x.sock?db=");
+}
+END_TEST
+
+START_TEST(test_reject_trailing_junk_and_spaces)
+{
+    expect_reject("redis://h:6379x");
+    expect_reject("redis://h:6379/0/extra");
+    expect_reject("redis://h:6379/0?x=1");
+    expect_reject("redis://h:6379?db=1");
+    expect_reject("redis://h:6379#frag");
+    expect_reject("redis+unix:///x.sock?db=2&x=1");
+    expect_reject("redis+unix:///x.sock?db=2x");
+    expect_reject("redis://h :6379");
+    expect_reject(" redis://h:6379");
+    expect_reject("redis://h:6379 ");
+    expect_reject("redis://h:63 79");
+    expect_reject("redis+unix:///run/my redis.sock");
+    expect_reject("redis://h\t:6379");
+    expect_reject("redis://h:6379\n");
+}
+END_TEST
+
+START_TEST(test_reject_unix)
+{
+    expect_reject("redis+unix://run/redis.sock");   /* relative path */
+    expect_reject("redis+unix://redis.sock");
+    expect_reject("redis+unix:///");
+    expect_reject("redis+unix:///x.sock?foo=1");    /* unknown query param */
+    expect_reject("redis+unix:///x.sock?DB=1");
+    expect_reject("redis+unix:///x.sock?");
+    expect_reject("redis+unix:///x%2.sock");        /* bad escape */
+    expect_reject("redis+unix:///x%00.sock");
+}
+END_TEST
+
+START_TEST(test_reject_credentials)
+{
+    expect_reject("redis://:p%4@h:1");        /* truncated escape */
+    expect_reject("redis://:p%@h:1");
+    expect_reject("redis://:p%zzss@h:1");     /* not hex */
+    expect_reject("redis://:p%00ss@h:1");     /* decoded NUL */
+    expect_reject("redis://u%g1:pw@h:1");     /* bad escape in user */
+    expect_reject("redis://:@h:1");           /* empty password */
+    expect_reject("redis://user:@h:1/0");
+    expect_reject("redis://secret@h:1");      /* no ':' in credentials */
+    expect_reject("redis://h:1/0@x");         /* '@' after '/' */
+}
+END_TEST
+
+START_TEST(test_display_masks_password)
+{
+    rsp_store_url_t *u = parse_ok("redis://:secret@h:1/0");
+
+    ck_assert_ptr_nonnull(strstr(u->display, "***"));
+    ck_assert_ptr_null(strstr(u->display, "secret"));
+    ck_assert_str_eq(u->display, "redis://:***@h:1/0");
+
+    u = parse_ok("redis://admin:secret@[::1]:6379/1");
+    ck_assert_ptr_nonnull(strstr(u->display, "***"));
+    ck_assert_ptr_null(strstr(u->display, "secret"));
+    ck_assert_str_eq(u->display, "redis://admin:***@[::1]:6379/1");
+
+    u = parse_ok("redis://:s%65cret@h:1");   /* "secret" escaped */
+    ck_assert_str_eq(u->password, "secret");
+    ck_assert_ptr_null(strstr(u->display, "secret"));
+    ck_assert_ptr_null(strstr(u->display, "s%65cret"));
+
+    /* no password: nothing to mask */
+    u = parse_ok("redis://h:1");
+    ck_assert_ptr_null(strstr(u->display, "***"));
+}
+END_TEST
+
+START_TEST(test_error_messages_specific)
+{
+    rsp_store_url_t *u = NULL;
+    const char *err = NULL;
+
+    ck_assert_int_eq(rsp_store_url_parse(&u, pool, "redis://h", &err), APR_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "port"));
+    err = NULL;
+    ck_assert_int_eq(rsp_store_url_parse(&u, pool, "http://h:1", &err),
+                     APR_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "scheme"));
+    err = NULL;
+    ck_assert_int_eq(rsp_store_url_parse(&u, pool, "redis://:@h:1", &err),
+                     APR_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "password"));
+    /* the error never echoes a password */
+    err = NULL;
+    ck_assert_int_eq(rsp_store_url_parse(&u, pool, "redis://:secret@h:0", &err),
+                     APR_EINVAL);
+    ck_assert_ptr_null(strstr(err, "secret"));
+}
+END_TEST
+
+static Suite *url_suite(void)
+{
+    Suite *s = suite_create("rsp_url");
+    TCase *tc;
+
+    tc = tcase_create("accept");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_tcp_default_db);
+    tcase_add_test(tc, test_tcp_db);
+    tcase_add_test(tc, test_tcp_password_only);
+    tcase_add_test(tc, test_tcp_user_encoded_password);
+    tcase_add_test(tc, test_tcp_ipv6);
+    tcase_add_test(tc, test_unix);
+    tcase_add_test(tc, test_unix_db);
+    tcase_add_test(tc, test_display_masks_password);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("reject");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_reject_empty_and_scheme);
+    tcase_add_test(tc, test_reject_port);
+    tcase_add_test(tc, test_reject_db);
+    tcase_add_test(tc, test_reject_trailing_junk_and_spaces);
+    tcase_add_test(tc, test_reject_unix);
+    tcase_add_test(tc, test_reject_credentials);
+    tcase_add_test(tc, test_error_messages_specific);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed;
+
+    if (apr_initialize() != APR_SUCCESS) {
+        return EXIT_FAILURE;
+    }
+    atexit(apr_terminate);
+    sr = srunner_create(url_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
