@@ -1,0 +1,82 @@
+"""No leak per request: one httpd process (-X) under valgrind serves many
+sign-ins, protected requests, replays and refusals. Every block valgrind
+reports as definitely lost must come from one-time start-up (Lasso's own
+initialisation); none may come from request handling. Any invalid read or
+write fails the test too."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+import harness
+from harness import Httpd, post_acs, session_cookie
+
+pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
+                                reason="valgrind not installed")
+
+ROUNDS = 12
+
+
+def leak_records(log):
+    """Each 'definitely lost' record of a valgrind log, as its text."""
+    records, cur = [], None
+    for line in log.splitlines():
+        body = re.sub(r"^==\d+== ?", "", line)
+        if "definitely lost in loss record" in body:
+            cur = [body]
+            records.append(cur)
+        elif cur is not None and body.strip():
+            cur.append(body)
+        else:
+            cur = None
+    return ["\n".join(r) for r in records]
+
+
+@pytest.mark.expect_log("replay_refused", "check_refused")
+def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config, idps):
+    h = Httpd(os.path.join(workdir, "valgrind"), "valgrind", modules=[("replay_sp_module", module_so)],
+              log_level="warn replay_sp:info", threads=4, start_servers=1)
+    h.body = harness.sp_conf_body(redis.url, sp_config)
+    h.write_file("index.html", "<html><body>under valgrind</body></html>\n")
+    h.write_config()
+    vg_log = os.path.join(h.root, "logs", "valgrind.log")
+    proc = subprocess.Popen(
+        ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite",
+         "--num-callers=40", "--log-file=" + vg_log, harness.APACHE2, "-X", "-f", h.conf_path],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=h.root)
+    try:
+        harness.wait_for(lambda: harness.port_open(h.port), 120, interval=0.5,
+                         what="httpd under valgrind")
+        acs = h.base_url + harness.ENDPOINT + "/acs"
+        idp = idps["idp1"]
+        outcomes = []
+        for _ in range(ROUNDS):
+            b64 = idp.mint(sp_config["entity_id"], acs)
+            r = post_acs(acs, b64, relay_state="/index.html", timeout=60)
+            cookie, _ = session_cookie(r)
+            g = harness.get(h.base_url + "/index.html", cookie=cookie, timeout=60)
+            again = post_acs(acs, b64, timeout=60)
+            bad = post_acs(acs, idp.mint(sp_config["entity_id"], acs, audience="urn:other"),
+                           timeout=60)
+            outcomes.append((r.status_code, g.status_code, again.status_code, bad.status_code))
+        assert outcomes == [(303, 200, 403, 400)] * ROUNDS
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+    with open(vg_log) as f:
+        log = f.read()
+    assert "ERROR SUMMARY" in log, "valgrind did not finish its report"
+    invalid = [l for l in log.splitlines() if re.search(r"Invalid (read|write|free)|Mismatched free", l)]
+    assert not invalid, "\n".join(invalid[:20])
+    per_request = [r for r in leak_records(log) if "lasso_init" not in r]
+    assert not per_request, "memory lost outside start-up:\n\n" + "\n\n".join(per_request[:5])
