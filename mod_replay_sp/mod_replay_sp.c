@@ -71,6 +71,7 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     server_rec *vs;
     const char *err;
+    rsp_sp_input_t input;
     int i, lasso_ready = 0;
 
     log_server = s;
@@ -116,10 +117,16 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                              "section", missing, sp->section, sp->defined_in);
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
-            if (rsp_saml_sp_load(&sp->def, pconf, &err) != APR_SUCCESS) {
+            if (rsp_saml_sp_load(&sp->def, pconf, &input, &err)
+                != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01010)
-                             "SP %s (%s): %s", sp->def.entity_id,
-                             sp->defined_in, err);
+                             "SP %s (%s): %s%s", sp->def.entity_id,
+                             sp->defined_in,
+                             input == RSP_SP_INPUT_KEY ? "ReplaySPKeyFile: "
+                             : input == RSP_SP_INPUT_CERT ? "ReplaySPCertFile: "
+                             : input == RSP_SP_INPUT_IDP
+                                 ? "ReplaySPIdPMetadataFile: " : "",
+                             err);
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
         }

@@ -146,7 +146,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     int rc, won = 0, deleted = 0;
 
     if (r->method_number != M_POST) {
-        r->allowed = (AP_METHOD_BIT << M_POST);
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_POST, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");

@@ -1,5 +1,6 @@
 /* SP metadata at <endpoint>/metadata. */
 #include <http_protocol.h>
+#include <http_request.h>
 
 #include "mod_replay_sp.h"
 
@@ -10,7 +11,7 @@ int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc)
     const char *md;
 
     if (r->method_number != M_GET) {
-        r->allowed = (AP_METHOD_BIT << M_GET);
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     md = rsp_saml_metadata(r->pool, &dc->sp->def,

@@ -172,7 +172,7 @@ static const char *xml_escape(apr_pool_t *p, const char *s)
 /* Check the key and certificate with OpenSSL; return the cert's DER in
  * base64 for metadata. */
 static apr_status_t check_keypair(rsp_saml_sp_t *sp, apr_pool_t *p,
-                                  const char **err)
+                                  rsp_sp_input_t *input, const char **err)
 {
     BIO *kb = BIO_new_mem_buf(sp->key_pem, -1);
     BIO *cb = BIO_new_mem_buf(sp->cert_pem, -1);
@@ -182,6 +182,7 @@ static apr_status_t check_keypair(rsp_saml_sp_t *sp, apr_pool_t *p,
     int derlen;
     apr_status_t rv = APR_EINVAL;
 
+    *input = !key ? RSP_SP_INPUT_KEY : RSP_SP_INPUT_CERT;
     if (!key) {
         *err = apr_psprintf(p, "%s: not a PEM private key (or it is "
                             "encrypted: give an unencrypted key readable "
@@ -239,17 +240,25 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         xml_escape(p, sp->entity_id), kd, kd, xml_escape(p, acs_url));
 }
 
-apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p, const char **err)
+apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
+                              rsp_sp_input_t *input, const char **err)
 {
     apr_status_t rv;
     rsp_lasso_server_t *server;
     int i, j;
 
-    if ((rv = read_file(&sp->key_pem, p, sp->key_file, err)) != APR_SUCCESS
-        || (rv = read_file(&sp->cert_pem, p, sp->cert_file, err)) != APR_SUCCESS
-        || (rv = check_keypair(sp, p, err)) != APR_SUCCESS) {
+    *input = RSP_SP_INPUT_KEY;
+    if ((rv = read_file(&sp->key_pem, p, sp->key_file, err)) != APR_SUCCESS) {
         return rv;
     }
+    *input = RSP_SP_INPUT_CERT;
+    if ((rv = read_file(&sp->cert_pem, p, sp->cert_file, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = check_keypair(sp, p, input, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    *input = RSP_SP_INPUT_IDP;
     /* Our own metadata, for our LassoServer: the ACS location in it is not
      * used to validate anything (Destination and Recipient are checked
      * against the request's public URL). */
@@ -296,6 +305,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p, const char **err
         g_object_unref(prov);
     }
     /* Build one server now so that what a worker will do is proven here. */
+    *input = RSP_SP_INPUT_OTHER;
     if ((rv = rsp_saml_server_new(&server, sp, err)) != APR_SUCCESS) {
         return rv;
     }

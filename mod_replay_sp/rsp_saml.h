@@ -37,10 +37,20 @@ apr_status_t rsp_saml_global_init(const char **err);
 void rsp_saml_log_install(void);
 void rsp_saml_log_remove(void);
 
+/* Which input a load error is about. */
+typedef enum {
+    RSP_SP_INPUT_KEY = 1,
+    RSP_SP_INPUT_CERT,
+    RSP_SP_INPUT_IDP,
+    RSP_SP_INPUT_OTHER
+} rsp_sp_input_t;
+
 /* Read key, certificate and IdP metadata; check that the key matches the
  * certificate, that each metadata file describes an IdP, and that a
- * LassoServer can be built. *err names the file and the problem. */
-apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p, const char **err);
+ * LassoServer can be built. *err names the file and the problem, *input
+ * which of the inputs it is. */
+apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
+                              rsp_sp_input_t *input, const char **err);
 
 /* A new LassoServer for sp (each thread uses its own: nothing shared). */
 apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,

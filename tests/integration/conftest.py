@@ -52,18 +52,24 @@ def allowed_for(item):
 
 def unexpected_log_lines(instances, allowed, offsets=None):
     """{instance name: [bad lines]} for lines after each instance's gate
-    offset (or offsets[name]) at warn level or above, not allowed."""
+    offset (or offsets[instance], keyed by the Httpd object) at warn level
+    or above, not allowed."""
     out = {}
     for h in instances:
-        off = h.gate_offset if offsets is None else offsets.get(h.name, 0)
+        off = h.gate_offset if offsets is None else offsets.get(h, h.gate_offset)
         bad = bad_log_lines(h._log_since(off).splitlines(), allowed)
         if bad:
             out[h.name] = bad
     return out
 
 
-def format_bad(bad):
-    return "\n".join("%s: %s" % (name, line) for name, lines in bad.items() for line in lines)
+def format_bad(bad, limit=20):
+    out = []
+    for name, lines in bad.items():
+        out.extend("%s: %s" % (name, line) for line in lines[:limit])
+        if len(lines) > limit:
+            out.append("%s: ... and %d more" % (name, len(lines) - limit))
+    return "\n".join(out)
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +97,7 @@ def pytest_runtest_makereport(item, call):
     if rep.when != "call":
         return
     time.sleep(0.05)   # lines are written before the response; be generous
-    item._rsp_gate_checked = {h.name: h.log_size() for h in Httpd.all_instances}
+    item._rsp_gate_checked = {h: h.log_size() for h in Httpd.all_instances}
     bad = unexpected_log_lines(Httpd.all_instances, allowed_for(item))
     if not bad:
         return

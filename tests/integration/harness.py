@@ -15,6 +15,7 @@ and stopped by PID (never by name):
 Everything here is bounded in time: every wait has a deadline.
 """
 
+import atexit
 import base64
 import hashlib
 import os
@@ -458,6 +459,7 @@ class Httpd:
         self.htdocs = os.path.join(self.root, "htdocs")
         self._log_offset = 0
         self.gate_offset = 0
+        self._started_pid = None   # remembered: stop() works even if run/ vanished
         Httpd.all_instances.append(self)
 
     # -- configuration ---------------------------------------------------
@@ -516,7 +518,7 @@ class Httpd:
             with open(self.pid_path) as f:
                 return int(f.read().strip())
         except (OSError, ValueError):
-            return None
+            return self._started_pid
 
     def running(self):
         p = self.pid()
@@ -546,6 +548,7 @@ class Httpd:
             wait_for(up, timeout, what="%s on port %d" % (self.name, self.port))
         except HarnessError as e:
             raise HarnessError("%s\n%s\n%s" % (e, out, self._log_since(start_off)))
+        self._started_pid = self.pid()
         return self
 
     def stop(self, timeout=STOP_TIMEOUT):
@@ -553,6 +556,7 @@ class Httpd:
         then SIGKILL the process group as a last resort."""
         p = self.pid()
         if p is None or not pid_alive(p):
+            self._started_pid = None
             return
         os.kill(p, signal.SIGTERM)
         try:
@@ -565,6 +569,7 @@ class Httpd:
             wait_for(lambda: not pid_alive(p), 5, what="%s (pid %d) to die" % (self.name, p))
         wait_for(lambda: not port_open(self.port, timeout=0.2), 5,
                  what="%s port %d to close" % (self.name, self.port))
+        self._started_pid = None
 
     def restart(self):
         self.stop()
@@ -782,6 +787,21 @@ class Fleet:
     def count_in_logs(self, needle):
         return sum(1 for lines in self.new_log_lines().values()
                    for line in lines if needle in line)
+
+
+def _stop_leftovers():
+    """At interpreter exit (e.g. after Ctrl-C), SIGTERM every httpd this
+    process started and did not stop, by the PID it recorded."""
+    for h in Httpd.all_instances:
+        p = h._started_pid
+        if p and pid_alive(p):
+            try:
+                os.kill(p, signal.SIGTERM)
+            except OSError:
+                pass
+
+
+atexit.register(_stop_leftovers)
 
 
 def rmtree_quiet(path):

@@ -49,12 +49,12 @@ def sign_in(fleet, m, target=None, relay_state=PAGE):
 
 
 def assert_session_key(rc, cookie):
-    """The session record is stored under base64url(SHA-256(cookie))."""
+    """The session record is stored under <prefix>s:base64url(SHA-256(cookie)),
+    never under the cookie value itself."""
     k = session_key(cookie)
-    padded = k + "="   # tolerate base64url with padding
-    assert rc.exists(k) or rc.exists(padded), \
-        "no session record under %s; sessions: %r" % (k, sessions(rc))
-    return k if rc.exists(k) else padded
+    assert rc.exists(k), "no session record under %s; sessions: %r" % (k, sessions(rc))
+    assert not [s for s in sessions(rc) if cookie in s]
+    return k
 
 
 # --------------------------------------------------------------------------
@@ -82,6 +82,9 @@ def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml,
     assert len(sessions(rc)) == 1
     assert_session_key(rc, cookie)
     assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == 1
+    # never a cookie value (or the raw assertion ID) in an error log
+    logged = [line for lines in fleet.new_log_lines().values() for line in lines]
+    assert not [line for line in logged if cookie in line or m.assertion_id in line]
 
     # the cookie works on every replica directly, and through the balancer
     for name, base in fleet.targets():
@@ -104,6 +107,16 @@ def test_a_deleted_session_is_refused_on_every_replica(fleet, saml, rc):
     for name, base in fleet.targets():
         assert get(base + PAGE, cookie=cookie).status_code == 200, name
     assert rc.call("DEL", k) == 1
+    for name, base in fleet.targets():
+        assert get(base + PAGE, cookie=cookie).status_code == 401, name
+
+
+def test_a_expired_session_is_refused_on_every_replica(fleet, saml, rc):
+    """SessionNotOnOrAfter 3 s ahead caps the session; after it, 401 everywhere."""
+    cookie = sign_in(fleet, saml.mint(session_not_on_or_after_offset=3))
+    for name, base in fleet.targets():
+        assert get(base + PAGE, cookie=cookie).status_code == 200, name
+    time.sleep(4.2)
     for name, base in fleet.targets():
         assert get(base + PAGE, cookie=cookie).status_code == 401, name
 
@@ -190,6 +203,7 @@ def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, rc):
         mine = [line for line in logs[h.name] if TAGS["replay_refused"] in line]
         assert len(mine) == 2, (h.name, mine)
         assert all(":error]" in line for line in mine)
+        assert all(m.issuer in line and "127.0.0.1" in line for line in mine), mine
         # never the raw assertion ID in the log
         assert not any(m.assertion_id in line for line in mine)
     print("test b: %d posts of a used response -> %s" % (len(results), [r[1] for r in results]))
@@ -437,3 +451,55 @@ def test_f_two_idps_same_assertion_id_both_accepted(fleet, saml, rc):
     # and each is still single use
     assert post_acs(fleet.public, m1.b64).status_code == 403
     assert post_acs(fleet.public, m2.b64).status_code == 403
+
+
+# --------------------------------------------------------------------------
+# the per-location options
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("check_refused", "body_too_large")
+def test_options_endpoint_cookie_window_and_body_size(fleet, saml, rc):
+    fleet.restart_replicas(location_extra="\n".join([
+        "ReplaySPEndpointPath /sso",
+        "ReplaySPCookieName rsp_other",
+        "ReplaySPMaxAssertionWindow 7200",
+        "ReplaySPMaxBodySize 4096",
+    ]))
+    acs_url = fleet.public + "/sso/acs"
+    idp = saml.idps["idp1"]
+    aid = saml.testidp.random_id()
+    # a response for the new ACS URL, with a window the default maximum refuses
+    b64 = idp.mint(saml.sp_entity_id, acs_url, assertion_id=aid,
+                   not_on_or_after_offset=5400, scd_not_on_or_after_offset=5400)
+    assert len(b64) > 4096
+    # too big for ReplaySPMaxBodySize 4096
+    r = post_acs(acs_url, b64)
+    assert r.status_code == 413 and not rc.keys("rsp:a:*")
+    fleet.restart_replicas(location_extra="\n".join([
+        "ReplaySPEndpointPath /sso",
+        "ReplaySPCookieName rsp_other",
+        "ReplaySPMaxAssertionWindow 7200",
+    ]))
+    # the old endpoint is no longer the ACS: protected like any other path
+    assert post_acs(fleet.public + "/saml/acs", b64).status_code == 401
+    r = post_acs(acs_url, b64, relay_state=PAGE)
+    assert r.status_code == 303, r.text[:300]
+    cookie, attrs = session_cookie(r, name="rsp_other")
+    assert cookie and session_cookie(r)[0] is None
+    assert rc.exists(claim_key_of(idp.entity_id, aid))
+    import requests
+    for name, base in fleet.targets():
+        g = requests.get(base + PAGE, headers={"Cookie": "rsp_other=" + cookie},
+                         allow_redirects=False, timeout=30)
+        assert g.status_code == 200, name
+        assert get(base + "/sso/metadata").status_code == 200
+        assert acs_url in get(base + "/sso/metadata").text
+    # a response for the old ACS URL is refused (Destination/Recipient)
+    m = saml.mint()
+    assert post_acs(acs_url, m.b64).status_code == 400
+    assert not rc.exists(m.key)
+
+
+def claim_key_of(issuer, aid):
+    from harness import claim_key
+    return claim_key(issuer, aid)

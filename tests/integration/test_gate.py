@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def test_h_gate_sees_an_undeclared_line_on_the_replica_that_wrote_it(fleet, saml):
     m = saml.mint()
     sign_in(fleet, m)
-    offsets = {h.name: h.log_size() for h in fleet.instances}
+    offsets = {h: h.log_size() for h in fleet.instances}
     r = post_acs(fleet.replicas[1].base_url, m.b64)
     assert r.status_code == 403
     bad = unexpected_log_lines(fleet.instances, (), offsets)
