@@ -1,8 +1,9 @@
 #!/bin/sh
-# Every test: install dependencies, build, unit tests (Check), the test
-# IdP's self-tests, then the fleet integration suite (real redis-server,
-# real httpd replicas behind a real balancer, responses signed by the
-# test IdP). Exit status is non-zero if anything fails.
+# Every test: install dependencies, build, unit tests (Check, also under
+# valgrind), the test IdP's self-tests, the fleet integration suite (real
+# redis-server, real httpd replicas behind a real balancer, responses signed
+# by the test IdP), and the suite again with the module built with ASan and
+# UBSan. Exit status is non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -20,3 +21,7 @@ echo "== test IdP self-tests"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/idp
 echo "== fleet integration tests"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration
+echo "== unit and fleet integration tests with the module built with ASan and UBSan"
+asan_module=$(scripts/build-asan.sh | tail -n 1)
+RSP_MODULE="$asan_module" RSP_HTTPD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration

@@ -430,6 +430,19 @@ KeepAliveTimeout 5
 """
 
 
+def httpd_env():
+    """The environment httpd runs with. RSP_HTTPD_PRELOAD (e.g. the ASan
+    runtime, for a module built with --enable-sanitizers) is preloaded
+    into httpd only, not into the test processes."""
+    env = dict(os.environ)
+    preload = os.environ.get("RSP_HTTPD_PRELOAD")
+    if preload:
+        env["LD_PRELOAD"] = preload
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=0")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    return env
+
+
 class Httpd:
     """One httpd instance with its own ServerRoot under ``root``."""
 
@@ -502,7 +515,7 @@ class Httpd:
 
     # -- control -----------------------------------------------------------
     def _run(self, args, timeout=60):
-        return subprocess.run([APACHE2, "-f", self.conf_path] + args,
+        return subprocess.run([APACHE2, "-f", self.conf_path] + args, env=httpd_env(),
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=timeout,
                               cwd=self.root)

@@ -16,8 +16,11 @@ import pytest
 import harness
 from harness import Httpd, post_acs, session_cookie
 
-pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None,
-                                reason="valgrind not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed"),
+    pytest.mark.skipif(bool(os.environ.get("RSP_HTTPD_PRELOAD")),
+                       reason="valgrind cannot run a sanitizer build"),
+]
 
 ROUNDS = 12
 
