@@ -1,4 +1,4 @@
-"""Issue 2, tests a-f: three replicas behind a balancer, one Redis.
+"""Fleet tests a-f: three replicas behind a balancer, one Redis.
 
 The error-log gate (conftest.py) fails any test that causes a warn-or-worse
 line it did not declare with @pytest.mark.expect_log.

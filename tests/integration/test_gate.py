@@ -1,4 +1,4 @@
-"""Issue 2, test h: an unexpected [error] or [warn] line in any replica's
+"""Fleet test h: an unexpected [error] or [warn] line in any replica's
 error log fails the test that caused it (the gate in conftest.py)."""
 
 import os

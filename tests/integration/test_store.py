@@ -1,4 +1,4 @@
-"""Issue 2, test g and the store's other failure modes: fail closed (503 with
+"""Fleet test g and the store's other failure modes: fail closed (503 with
 Retry-After, no session, nothing accepted) and recover without restarting
 httpd. Also the store URL forms (unix socket, db number) and the key prefix.
 """
