@@ -166,3 +166,29 @@ def test_store_db_number_and_key_prefix(fleet, saml, rc, redis):
             assert post_acs(h.base_url, m.b64).status_code == 403
     finally:
         rc.call("SELECT", 0)
+
+
+# --------------------------------------------------------------------------
+# the claim is won but the session cannot be stored
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("session_store_after_claim")
+def test_session_store_fails_after_claim_claim_released_503(fleet, saml, rc, redis):
+    """A Redis ACL user that may write claims (rsp:a:*) but not sessions
+    (rsp:s:*): every sign-in wins its claim, fails to store its session,
+    answers 503 and releases the claim it still holds."""
+    rc.call("ACL", "SETUSER", "claimsonly", "on", ">pw", "~rsp:a:*", "+@all")
+    try:
+        fleet.restart_replicas(store_url="redis://claimsonly:pw@127.0.0.1:%d/0" % redis.port)
+        m = saml.mint()
+        for name, base in fleet.targets():
+            assert_fail_closed(post_acs(base, m.b64, relay_state=PAGE), name)
+            assert not rc.exists(m.key), "%s: claim left behind" % name
+        assert sessions(rc) == []
+        assert fleet.count_in_logs(TAGS["session_store_after_claim"]) == len(fleet.targets())
+        assert fleet.count_in_logs("claim released") == len(fleet.targets())
+    finally:
+        rc.call("ACL", "DELUSER", "claimsonly")
+    # The same assertion was never accepted: it still signs in once.
+    fleet.reset_replicas()
+    sign_in(fleet, m)
