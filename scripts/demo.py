@@ -8,7 +8,6 @@ Everything runs on 127.0.0.1 and is stopped, by PID, before exit.
 import html
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -45,16 +44,6 @@ def start_idp(workdir, sp_entity_id, acs_url):
             break
     proc.kill()
     raise RuntimeError("test IdP did not start")
-
-
-def stop_idp(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def form_fields(page):
@@ -137,7 +126,7 @@ def main():
         if fleet:
             fleet.stop()
         if idp_proc:
-            stop_idp(idp_proc)
+            harness.terminate(idp_proc, 10)
         if redis:
             redis.stop()
         harness.rmtree_quiet(work)

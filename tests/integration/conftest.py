@@ -18,8 +18,7 @@ if HERE not in sys.path:
 
 import harness  # noqa: E402
 from harness import (TAGS, HarnessError, Fleet, Httpd, RedisServer,  # noqa: E402,F401
-                     bad_log_lines, claim_key, session_key, post_acs, get,
-                     session_cookie, window_end_of)
+                     bad_log_lines, claim_key, window_end_of)
 
 if harness.IDP_DIR not in sys.path:
     sys.path.insert(0, harness.IDP_DIR)

@@ -117,6 +117,18 @@ def pid_alive(pid):
         return False
 
 
+def terminate(proc, timeout):
+    """Stop a child process we started (a subprocess.Popen): SIGTERM, a
+    bounded wait, then SIGKILL."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
 def make_workdir(prefix="rsp-it-"):
     """A fresh directory www-data can traverse (pytest's tmp dirs are 0700)."""
     base = os.environ.get("RSP_TEST_TMPDIR") or None

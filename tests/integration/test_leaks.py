@@ -7,9 +7,7 @@ write fails the test too."""
 import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 
 import pytest
 
@@ -70,12 +68,7 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
             outcomes.append((r.status_code, g.status_code, again.status_code, bad.status_code))
         assert outcomes == [(303, 200, 403, 400)] * ROUNDS
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        harness.terminate(proc, 120)
     with open(vg_log) as f:
         log = f.read()
     assert "ERROR SUMMARY" in log, "valgrind did not finish its report"

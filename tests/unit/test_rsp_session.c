@@ -2,25 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <check.h>
+#include "rsp_unit.h"
 #include <apr_general.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
 
 #include "rsp_session.h"
-
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    pool = NULL;
-}
 
 /* A valid record with every field set; tests then change one thing. */
 #define GOOD "v=1&sp=https%3A//sp.example.org&iss=https%3A//idp.example.org" \
@@ -328,7 +315,7 @@ static Suite *session_suite(void)
     TCase *tc;
 
     tc = tcase_create("codec");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_round_trip_all_fields);
     tcase_add_test(tc, test_round_trip_optional_absent);
     tcase_add_test(tc, test_encode_escapes);
@@ -337,7 +324,7 @@ static Suite *session_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("reject");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_decode_missing_mandatory);
     tcase_add_test(tc, test_decode_bad_version);
     tcase_add_test(tc, test_decode_bad_escapes);
@@ -354,16 +341,5 @@ static Suite *session_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    if (apr_initialize() != APR_SUCCESS) {
-        return EXIT_FAILURE;
-    }
-    atexit(apr_terminate);
-    sr = srunner_create(session_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rsp_unit_run(session_suite());
 }

@@ -2,24 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <check.h>
+#include "rsp_unit.h"
 #include <apr_general.h>
 #include <apr_pools.h>
 
 #include "rsp_url.h"
-
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    pool = NULL;
-}
 
 /* Parse a URL that must be accepted. */
 static rsp_store_url_t *parse_ok(const char *url)
@@ -316,7 +303,7 @@ static Suite *url_suite(void)
     TCase *tc;
 
     tc = tcase_create("accept");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_tcp_default_db);
     tcase_add_test(tc, test_tcp_db);
     tcase_add_test(tc, test_tcp_password_only);
@@ -328,7 +315,7 @@ static Suite *url_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("reject");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_reject_empty_and_scheme);
     tcase_add_test(tc, test_reject_port);
     tcase_add_test(tc, test_reject_db);
@@ -343,16 +330,5 @@ static Suite *url_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    if (apr_initialize() != APR_SUCCESS) {
-        return EXIT_FAILURE;
-    }
-    atexit(apr_terminate);
-    sr = srunner_create(url_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rsp_unit_run(url_suite());
 }

@@ -9,26 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <check.h>
+#include "rsp_unit.h"
 #include <apr_general.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 
 #include "rsp_util.h"
-
-static apr_pool_t *pool;
-
-static void setup(void)
-{
-    ck_assert_int_eq(apr_pool_create(&pool, NULL), APR_SUCCESS);
-}
-
-static void teardown(void)
-{
-    apr_pool_destroy(pool);
-    pool = NULL;
-}
 
 /* Only base64url characters: A-Z a-z 0-9 - _ */
 static int is_b64url(const char *s)
@@ -728,7 +715,7 @@ static Suite *util_suite(void)
     TCase *tc;
 
     tc = tcase_create("hash");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_b64url_vectors);
     tcase_add_test(tc, test_sha256_b64url_known);
     tcase_add_test(tc, test_session_key_known_answer);
@@ -737,7 +724,7 @@ static Suite *util_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("claim_key");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_claim_key_known_answer);
     tcase_add_test(tc, test_claim_key_cross_issuer);
     tcase_add_test(tc, test_claim_key_separator);
@@ -747,7 +734,7 @@ static Suite *util_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("time");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_parse_time_z);
     tcase_add_test(tc, test_parse_time_fraction);
     tcase_add_test(tc, test_parse_time_offsets);
@@ -758,7 +745,7 @@ static Suite *util_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("window");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_window_scd_earlier);
     tcase_add_test(tc, test_window_conditions_earlier);
     tcase_add_test(tc, test_window_only_one);
@@ -780,16 +767,5 @@ static Suite *util_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    if (apr_initialize() != APR_SUCCESS) {
-        return EXIT_FAILURE;
-    }
-    atexit(apr_terminate);
-    sr = srunner_create(util_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return rsp_unit_run(util_suite());
 }
