@@ -2,8 +2,13 @@
  *
  * Connections are per child (made after fork), held in an apr_reslist of
  * slots sized for the MPM's threads, reused across requests and rebuilt
- * lazily after any error; the command timeout is applied again on every
- * (re)connect. A claim is one SET NX PX round trip. */
+ * lazily after any error; the socket timeout is applied again on every
+ * (re)connect. Each command (write and whole reply) must finish within the
+ * store's timeout, counted from its start, however the server dribbles its
+ * answer. A claim is one SET NX PX round trip. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include <apr_reslist.h>
@@ -74,6 +79,85 @@ static void drop(slot_t *s)
     }
 }
 
+/* Wait until fd is ready for events or the deadline passes: 0 ready,
+ * APR_TIMEUP, or an errno. */
+static int wait_fd(int fd, short events, apr_time_t deadline)
+{
+    struct pollfd pfd;
+    int n;
+
+    for (;;) {
+        apr_interval_time_t left = deadline - apr_time_now();
+        if (left <= 0) {
+            return APR_TIMEUP;
+        }
+        pfd.fd = fd;
+        pfd.events = events;
+        pfd.revents = 0;
+        n = poll(&pfd, 1, (int)((left + 999) / 1000));
+        if (n > 0) {
+            return 0;
+        }
+        if (n < 0 && errno != EINTR) {
+            return errno;
+        }
+    }
+}
+
+/* Send one command and read its whole reply within st->timeout from now.
+ * NULL on a transport error or a timeout: *err says which (naming the
+ * store) and the connection is dropped, since its state is unknown. */
+static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                           const char **err, const char *fmt, ...)
+{
+    apr_time_t deadline = apr_time_now() + st->timeout;
+    void *reply = NULL;
+    va_list ap;
+    int done = 0, rc;
+
+    va_start(ap, fmt);
+    rc = redisvAppendCommand(s->c, fmt, ap);
+    va_end(ap);
+    if (rc != REDIS_OK) {
+        goto failed;
+    }
+    while (!done) {
+        if ((rc = wait_fd(s->c->fd, POLLOUT, deadline)) != 0) {
+            goto waited;
+        }
+        if (redisBufferWrite(s->c, &done) != REDIS_OK) {
+            goto failed;
+        }
+    }
+    for (;;) {
+        if (redisGetReplyFromReader(s->c, &reply) != REDIS_OK) {
+            goto failed;
+        }
+        if (reply) {
+            return reply;
+        }
+        if ((rc = wait_fd(s->c->fd, POLLIN, deadline)) != 0) {
+            goto waited;
+        }
+        if (redisBufferRead(s->c) != REDIS_OK) {
+            goto failed;
+        }
+    }
+waited:
+    *err = rc == APR_TIMEUP
+        ? apr_psprintf(p, "%s: no complete reply within %" APR_TIME_T_FMT
+                       " ms (timeout)", st->url->display,
+                       apr_time_as_msec(st->timeout))
+        : apr_psprintf(p, "%s: poll: %s", st->url->display, strerror(rc));
+    drop(s);
+    return NULL;
+failed:
+    *err = apr_psprintf(p, "%s: %s", st->url->display,
+                        s->c->errstr[0] ? s->c->errstr : "I/O error");
+    drop(s);
+    return NULL;
+}
+
 /* Run a setup command on a fresh connection; expect a status reply. */
 static apr_status_t setup_cmd(slot_t *s, apr_pool_t *p, const char **err,
                               const char *what, redisReply *r)
@@ -81,8 +165,7 @@ static apr_status_t setup_cmd(slot_t *s, apr_pool_t *p, const char **err,
     apr_status_t rv = APR_SUCCESS;
 
     if (!r) {
-        *err = apr_psprintf(p, "%s: %s", what, s->c->errstr);
-        rv = APR_EGENERAL;
+        rv = APR_EGENERAL; /* *err set by command() */
     }
     else if (r->type == REDIS_REPLY_ERROR) {
         *err = apr_psprintf(p, "%s refused: %s", what, r->str);
@@ -91,7 +174,7 @@ static apr_status_t setup_cmd(slot_t *s, apr_pool_t *p, const char **err,
     if (r) {
         freeReplyObject(r);
     }
-    if (rv != APR_SUCCESS) {
+    if (rv != APR_SUCCESS && s->c) {
         drop(s);
     }
     return rv;
@@ -127,19 +210,30 @@ static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
     }
     if (u->password) {
         redisReply *r = u->user
-            ? redisCommand(s->c, "AUTH %s %s", u->user, u->password)
-            : redisCommand(s->c, "AUTH %s", u->password);
+            ? command(st, s, p, err, "AUTH %s %s", u->user, u->password)
+            : command(st, s, p, err, "AUTH %s", u->password);
         if ((rv = setup_cmd(s, p, err, "AUTH", r)) != APR_SUCCESS) {
             return rv;
         }
     }
     if (u->db) {
-        redisReply *r = redisCommand(s->c, "SELECT %d", u->db);
+        redisReply *r = command(st, s, p, err, "SELECT %d", u->db);
         if ((rv = setup_cmd(s, p, err, "SELECT", r)) != APR_SUCCESS) {
             return rv;
         }
     }
     return APR_SUCCESS;
+}
+
+/* An idle connection has nothing to read unless the server closed it. */
+static int idle_connection_closed(redisContext *c)
+{
+    struct pollfd pfd;
+
+    pfd.fd = c->fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    return poll(&pfd, 1, 0) != 0;
 }
 
 static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, slot_t **out,
@@ -161,6 +255,11 @@ static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, slot_t **out,
         return rv;
     }
     *out = res;
+    if ((*out)->c && idle_connection_closed((*out)->c)) {
+        /* The server closed it while idle (restart, idle timeout): nothing
+         * was sent on it, so reconnecting is safe. */
+        drop(*out);
+    }
     if (!(*out)->c && (rv = connect_slot(st, *out, p, err)) != APR_SUCCESS) {
         apr_reslist_release(impl->slots, res);
         return rv;
@@ -173,15 +272,12 @@ static void release(rsp_store_t *st, slot_t *s)
     apr_reslist_release(((redis_impl_t *)st->impl)->slots, s);
 }
 
-/* Turn a NULL reply (I/O error, timeout) or an error reply into status and
- * text; a transport error drops the connection so the next use reconnects. */
+/* A NULL reply (command() has set *err and dropped the connection) or an
+ * error reply (OOM, READONLY, ...: the connection stays) is a failure. */
 static apr_status_t check_reply(rsp_store_t *st, slot_t *s, apr_pool_t *p,
                                 redisReply *r, const char **err)
 {
     if (!r) {
-        *err = apr_psprintf(p, "%s: %s", st->url->display,
-                            s->c->errstr[0] ? s->c->errstr : "I/O error");
-        drop(s);
         return APR_EGENERAL;
     }
     if (r->type == REDIS_REPLY_ERROR) {
@@ -217,7 +313,7 @@ static apr_status_t redis_claim(rsp_store_t *st, apr_pool_t *p, const char *key,
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
         return rv;
     }
-    r = redisCommand(s->c, "SET %s %s NX PX %lld", key, value,
+    r = command(st, s, p, err, "SET %s %s NX PX %lld", key, value,
                      (long long)ttl_ms);
     if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
         if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
@@ -247,7 +343,7 @@ static apr_status_t redis_get(rsp_store_t *st, apr_pool_t *p, const char *key,
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
         return rv;
     }
-    r = redisCommand(s->c, "GET %s", key);
+    r = command(st, s, p, err, "GET %s", key);
     if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
         if (r->type == REDIS_REPLY_STRING) {
             *value = apr_pstrmemdup(p, r->str, r->len);
@@ -282,7 +378,7 @@ static apr_status_t redis_put(rsp_store_t *st, apr_pool_t *p, const char *key,
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
         return rv;
     }
-    r = redisCommand(s->c, "SET %s %b PX %lld", key, value, len,
+    r = command(st, s, p, err, "SET %s %b PX %lld", key, value, len,
                      (long long)ttl_ms);
     if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
         if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
@@ -312,7 +408,7 @@ static apr_status_t redis_del_if_equal(rsp_store_t *st, apr_pool_t *p,
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
         return rv;
     }
-    r = redisCommand(s->c, "EVAL %s 1 %s %s", del_if_equal_lua, key, value);
+    r = command(st, s, p, err, "EVAL %s 1 %s %s", del_if_equal_lua, key, value);
     if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
         if (r->type == REDIS_REPLY_INTEGER) {
             *deleted = r->integer > 0;
@@ -337,8 +433,8 @@ static apr_status_t redis_info(rsp_store_t *st, apr_pool_t *p,
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
         return rv;
     }
-    r = section ? redisCommand(s->c, "INFO %s", section)
-                : redisCommand(s->c, "INFO");
+    r = section ? command(st, s, p, err, "INFO %s", section)
+                : command(st, s, p, err, "INFO");
     if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
         if (r->type == REDIS_REPLY_STRING) {
             *text = apr_pstrmemdup(p, r->str, r->len);

@@ -1,0 +1,1761 @@
+/* Unit tests for rsp_store_redis.c (and rsp_store.c) against a real
+ * redis-server: DESIGN.md invariant 1 (a claim is one SET NX PX, its reply
+ * the verdict), 5 (store errors, refusals and unknown outcomes are errors,
+ * never verdicts) and 8 (bounded time: refused, unreachable, hung and slow
+ * stores).
+ *
+ * main() starts redis-server on 127.0.0.1 (a free port found by binding port
+ * 0, plus a unix socket in a mkdtemp directory) before the suite runs, so
+ * that forked tests reach it too, and stops it by its PID afterwards. Each
+ * test starts from a clean server (checked setup: SIGCONT, FLUSHALL,
+ * configuration restored). Tests that change the server (SIGSTOP, CONFIG
+ * SET, ACL, REPLICAOF) undo the change before asserting, and the parent
+ * undoes it again after each test case (unchecked teardown), so a failed
+ * assertion in a forked test cannot leave the server stopped or locked.
+ *
+ * The tests check the server with a hiredis connection of their own ("raw").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "rsp_unit.h"
+#include <apr_general.h>
+#include <apr_pools.h>
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_proc.h>
+#include <apr_time.h>
+#include <hiredis.h>
+
+#include "rsp_store.h"
+#include "rsp_url.h"
+
+#define HOST "127.0.0.1"
+#define PASS "secret"
+#define TTL 60000 /* ms */
+
+/* Store timeouts: generous for the working cases, short for the hung ones. */
+#define T_NORMAL apr_time_from_sec(2)
+#define T_SHORT apr_time_from_msec(300)
+/* What a bounded operation may take beyond its timeout. */
+#define SLACK apr_time_from_msec(500)
+
+/* ------------------------------------------------------------------ */
+/* The server (plain POSIX: runs before apr_initialize)                 */
+
+static pid_t srv_pid = -1;
+static int srv_port;
+static char srv_dir[] = "/tmp/rsp-redis-XXXXXX";
+static char srv_sock[256];
+static char srv_log[256];
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+}
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A loopback socket bound to port 0; *port gets the port. */
+static int bound_socket(int *port)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static int server_ping(void)
+{
+    struct timeval tv = {0, 200000};
+    redisContext *c = redisConnectWithTimeout(HOST, srv_port, tv);
+    redisReply *r;
+    int ok = 0;
+
+    if (!c) {
+        return 0;
+    }
+    if (!c->err && redisSetTimeout(c, tv) == REDIS_OK) {
+        r = redisCommand(c, "PING");
+        ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+        if (r) {
+            freeReplyObject(r);
+        }
+    }
+    redisFree(c);
+    return ok;
+}
+
+static int server_start(void)
+{
+    const char *bin = getenv("RSP_REDIS_SERVER");
+    char port[16];
+    long long deadline;
+    int fd, i, status;
+
+    if (!bin) {
+        bin = "/usr/bin/redis-server";
+    }
+    if (access(bin, X_OK) != 0) {
+        fprintf(stderr, "%s: not executable\n", bin);
+        return -1;
+    }
+    if (!mkdtemp(srv_dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(srv_sock, sizeof(srv_sock), "%s/redis.sock", srv_dir);
+    snprintf(srv_log, sizeof(srv_log), "%s/redis.log", srv_dir);
+    if ((fd = bound_socket(&srv_port)) < 0) {
+        perror("bind 127.0.0.1:0");
+        return -1;
+    }
+    close(fd);
+    snprintf(port, sizeof(port), "%d", srv_port);
+
+    fflush(stdout);
+    fflush(stderr);
+    srv_pid = fork();
+    if (srv_pid < 0) {
+        perror("fork");
+        return -1;
+    }
+    if (srv_pid == 0) {
+        int log = open(srv_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int nul = open("/dev/null", O_RDONLY);
+
+        if (log < 0 || nul < 0) {
+            _exit(126);
+        }
+#ifdef __linux__
+        /* Should this process die without stopping it. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+        dup2(nul, 0);
+        dup2(log, 1);
+        dup2(log, 2);
+        execl(bin, bin, "--port", port, "--bind", HOST, "--save", "",
+              "--appendonly", "no", "--daemonize", "no", "--dir", srv_dir,
+              "--unixsocket", srv_sock, "--unixsocketperm", "700",
+              (char *)NULL);
+        _exit(127);
+    }
+
+    deadline = mono_ms() + 10000;
+    for (i = 0; i < 500 && mono_ms() < deadline; i++) {
+        if (waitpid(srv_pid, &status, WNOHANG) == srv_pid) {
+            fprintf(stderr, "redis-server exited at start; see %s\n", srv_log);
+            srv_pid = -1;
+            return -1;
+        }
+        if (server_ping()) {
+            return 0;
+        }
+        sleep_ms(20);
+    }
+    fprintf(stderr, "redis-server did not answer within 10 s; see %s\n",
+            srv_log);
+    return -1;
+}
+
+/* Stop it by its PID: SIGTERM, up to 5 s, then SIGKILL. */
+static void server_stop(void)
+{
+    int i, status;
+
+    if (srv_pid <= 0) {
+        return;
+    }
+    kill(srv_pid, SIGCONT);
+    kill(srv_pid, SIGTERM);
+    for (i = 0; i < 250; i++) {
+        if (waitpid(srv_pid, &status, WNOHANG) == srv_pid) {
+            srv_pid = -1;
+            return;
+        }
+        sleep_ms(20);
+    }
+    fprintf(stderr, "redis-server (pid %ld) ignored SIGTERM; SIGKILL\n",
+            (long)srv_pid);
+    kill(srv_pid, SIGKILL);
+    for (i = 0; i < 250; i++) {
+        if (waitpid(srv_pid, &status, WNOHANG) == srv_pid) {
+            break;
+        }
+        sleep_ms(20);
+    }
+    srv_pid = -1;
+}
+
+static void server_dir_remove(void)
+{
+    DIR *d = opendir(srv_dir);
+    struct dirent *e;
+    int i;
+
+    if (!d) {
+        return;
+    }
+    for (i = 0; i < 100 && (e = readdir(d)) != NULL; i++) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            char path[512];
+            snprintf(path, sizeof(path), "%s/%s", srv_dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+    rmdir(srv_dir);
+}
+
+/* The process state letter from /proc/PID/stat ('T' when stopped). */
+static char proc_state(pid_t pid)
+{
+    char path[64], buf[512], *rp;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (!(f = fopen(path, "r"))) {
+        return '?';
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* Send sig and wait (up to 2 s) until the server is stopped / running. */
+static int server_signal(int sig)
+{
+    int i;
+
+    if (srv_pid <= 0 || kill(srv_pid, sig) != 0) {
+        return -1;
+    }
+    for (i = 0; i < 200; i++) {
+        char st = proc_state(srv_pid);
+        if (sig == SIGSTOP ? st == 'T' : st != 'T') {
+            return 0;
+        }
+        sleep_ms(10);
+    }
+    return -1;
+}
+
+#define USER_U "rsp_u"
+#define USER_R "rsp_r"
+
+/* Undo whatever a test may have left: running, no password, no maxmemory,
+ * a master, no test ACL users, empty. 0 on success, else why says why. */
+static int server_reset(char *why, size_t whylen)
+{
+    static const char *const fmts[] = {
+        "CONFIG SET requirepass %s",
+        "CONFIG SET maxmemory 0",
+        "CONFIG SET maxmemory-policy noeviction",
+        "REPLICAOF NO ONE",
+        "ACL DELUSER " USER_U " " USER_R,
+        "FLUSHALL",
+    };
+    struct timeval ctv = {2, 0}, tv = {5, 0};
+    redisContext *c;
+    redisReply *r;
+    size_t i;
+    int rc = 0;
+
+    if (srv_pid > 0) {
+        server_signal(SIGCONT);
+    }
+    c = redisConnectWithTimeout(HOST, srv_port, ctv);
+    if (!c || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
+        snprintf(why, whylen, "connect: %s", c ? c->errstr : "no memory");
+        if (c) {
+            redisFree(c);
+        }
+        return -1;
+    }
+    /* In case a test left the password set; an error otherwise. */
+    if ((r = redisCommand(c, "AUTH %s", PASS)) != NULL) {
+        freeReplyObject(r);
+    }
+    for (i = 0; rc == 0 && i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+        r = i == 0 ? redisCommand(c, fmts[i], "") : redisCommand(c, fmts[i]);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            snprintf(why, whylen, "%s: %s", fmts[i], r ? r->str : c->errstr);
+            rc = -1;
+        }
+        if (r) {
+            freeReplyObject(r);
+        }
+    }
+    redisFree(c);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                            */
+
+static void setup(void)
+{
+    char why[512] = "";
+
+    rsp_unit_setup();
+    ck_assert_msg(server_reset(why, sizeof(why)) == 0,
+                  "cannot reset redis-server: %s", why);
+}
+
+static void teardown(void)
+{
+    rsp_unit_teardown();
+}
+
+/* Unchecked (in the parent, after each test case). */
+static void tcase_restore(void)
+{
+    char why[512] = "";
+
+    if (server_reset(why, sizeof(why)) != 0) {
+        fprintf(stderr, "cannot reset redis-server: %s\n", why);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The tests' own connection                                           */
+
+typedef struct {
+    int type;
+    long long integer;
+    const char *str;
+    size_t len;
+} reply_t;
+
+static apr_status_t raw_free(void *data)
+{
+    redisFree(data);
+    return APR_SUCCESS;
+}
+
+static redisContext *raw_connect(void)
+{
+    struct timeval ctv = {2, 0}, tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout(HOST, srv_port, ctv);
+
+    ck_assert_ptr_nonnull(c);
+    apr_pool_cleanup_register(pool, c, raw_free, apr_pool_cleanup_null);
+    ck_assert_msg(!c->err, "raw connect: %s", c->errstr);
+    ck_assert_int_eq(redisSetTimeout(c, tv), REDIS_OK);
+    return c;
+}
+
+static reply_t raw_cmd(redisContext *c, const char *fmt, ...)
+{
+    reply_t out = {0, 0, NULL, 0};
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    ck_assert_msg(r != NULL, "raw \"%s\": %s", fmt, c->errstr);
+    out.type = r->type;
+    out.integer = r->integer;
+    if (r->str) {
+        out.str = apr_pstrmemdup(pool, r->str, r->len);
+        out.len = r->len;
+    }
+    freeReplyObject(r);
+    return out;
+}
+
+/* A command that must answer +OK. */
+static void raw_ok(redisContext *c, const char *what, reply_t r)
+{
+    ck_assert_msg(r.type == REDIS_REPLY_STATUS && strcmp(r.str, "OK") == 0,
+                  "raw %s: type %d, %s", what, r.type, r.str ? r.str : "");
+}
+
+static long long raw_int(redisContext *c, const char *cmd, const char *key)
+{
+    reply_t r = raw_cmd(c, "%s %s", cmd, key);
+
+    ck_assert_msg(r.type == REDIS_REPLY_INTEGER, "raw %s %s: type %d, %s", cmd,
+                  key, r.type, r.str ? r.str : "");
+    return r.integer;
+}
+
+#define raw_exists(c, k) raw_int((c), "EXISTS", (k))
+#define raw_pttl(c, k) raw_int((c), "PTTL", (k))
+
+static void raw_select(redisContext *c, int db)
+{
+    raw_ok(c, "SELECT", raw_cmd(c, "SELECT %d", db));
+}
+
+/* A numeric field of INFO section. */
+static long long raw_info_field(redisContext *c, const char *section,
+                                const char *field)
+{
+    reply_t r = raw_cmd(c, "INFO %s", section);
+    const char *name = apr_pstrcat(pool, field, ":", NULL);
+    const char *f;
+
+    ck_assert_int_eq(r.type, REDIS_REPLY_STRING);
+    f = strstr(r.str, name);
+    ck_assert_msg(f != NULL, "INFO %s has no %s", section, field);
+    return strtoll(f + strlen(name), NULL, 10);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stores, sockets, clocks                                             */
+
+static const char *tcp_url(const char *cred, int port, int db)
+{
+    return apr_psprintf(pool, "redis://%s%s" HOST ":%d%s", cred ? cred : "",
+                        cred ? "@" : "", port,
+                        db ? apr_psprintf(pool, "/%d", db) : "");
+}
+
+static rsp_store_t *store_in(apr_pool_t *p, const char *url,
+                             apr_interval_time_t timeout, int max_conns)
+{
+    rsp_store_url_t *u = NULL;
+    rsp_store_t *st = NULL;
+    const char *err = NULL;
+
+    ck_assert_msg(rsp_store_url_parse(&u, p, url, &err) == APR_SUCCESS,
+                  "parse %s: %s", url, err);
+    ck_assert_msg(rsp_store_create(&st, p, u, timeout, &err) == APR_SUCCESS,
+                  "create %s: %s", url, err);
+    ck_assert_int_eq(rsp_store_child_init(st, p, max_conns), APR_SUCCESS);
+    return st;
+}
+
+#define store_open(url, to, n) store_in(pool, (url), (to), (n))
+
+static apr_status_t fd_close(void *data)
+{
+    close(*(int *)data);
+    return APR_SUCCESS;
+}
+
+/* Close fd with the test's pool. */
+static void pool_fd(int fd)
+{
+    int *p = apr_palloc(pool, sizeof(*p));
+
+    *p = fd;
+    apr_pool_cleanup_register(pool, p, fd_close, apr_pool_cleanup_null);
+}
+
+/* A port where nothing listens: bound (so nobody else takes it), never
+ * listened on, so a connect is refused. */
+static int dead_port(void)
+{
+    int port = 0, fd = bound_socket(&port);
+
+    ck_assert_int_ge(fd, 0);
+    pool_fd(fd);
+    return port;
+}
+
+static int listener(int backlog, int *port)
+{
+    int fd = bound_socket(port);
+
+    ck_assert_int_ge(fd, 0);
+    pool_fd(fd);
+    ck_assert_int_eq(listen(fd, backlog), 0);
+    return fd;
+}
+
+static long long ms_since(apr_time_t t0)
+{
+    return (long long)apr_time_as_msec(apr_time_now() - t0);
+}
+
+static int contains(const char *s, const char *needle)
+{
+    return s && strstr(s, needle) != NULL;
+}
+
+#define ERR_S(e) ((e) ? (e) : "(null)")
+
+/* ------------------------------------------------------------------ */
+/* claim (invariant 1)                                                  */
+
+START_TEST(test_claim_first_wins)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL;
+    int won = -1;
+    long long pttl;
+    reply_t r;
+
+    ck_assert_int_eq(rsp_store_claim(st, pool, "c:k1", "v1", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+    r = raw_cmd(raw, "GET %s", "c:k1");
+    ck_assert_int_eq(r.type, REDIS_REPLY_STRING);
+    ck_assert_str_eq(r.str, "v1");
+    pttl = raw_pttl(raw, "c:k1");
+    ck_assert_int_gt(pttl, TTL - 1000);
+    ck_assert_int_le(pttl, TTL);
+
+    /* Second claim of the same key: lost, value and expiry untouched. */
+    won = -1;
+    ck_assert_int_eq(
+        rsp_store_claim(st, pool, "c:k1", "v2", 2 * TTL, &won, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(won, 0);
+    r = raw_cmd(raw, "GET %s", "c:k1");
+    ck_assert_str_eq(r.str, "v1");
+    ck_assert_int_le(raw_pttl(raw, "c:k1"), TTL);
+
+    /* And again: still lost. Another key is independent. */
+    won = -1;
+    ck_assert_int_eq(rsp_store_claim(st, pool, "c:k1", "v1", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 0);
+    won = -1;
+    ck_assert_int_eq(rsp_store_claim(st, pool, "c:k2", "v1", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+}
+END_TEST
+
+START_TEST(test_claim_ttl_must_be_positive)
+{
+    static const apr_int64_t bad[] = {0, -1, -60000};
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *err = NULL;
+        int won = -1;
+
+        ck_assert_int_ne(
+            rsp_store_claim(st, pool, "c:ttl", "v", bad[i], &won, &err),
+            APR_SUCCESS);
+        ck_assert_int_ne(won, 1);
+        ck_assert_msg(err && *err, "no error text for ttl %lld",
+                      (long long)bad[i]);
+        ck_assert_int_eq(raw_exists(raw, "c:ttl"), 0);
+    }
+}
+END_TEST
+
+/* PX, not EX: a 100 ms claim really expires after 100 ms, and the key can
+ * then be claimed again. */
+START_TEST(test_claim_expires_in_ms)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL;
+    int won = -1, i;
+    long long pttl;
+
+    ck_assert_int_eq(rsp_store_claim(st, pool, "c:short", "v", 100, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+    pttl = raw_pttl(raw, "c:short");
+    ck_assert_int_le(pttl, 100);
+    for (i = 0; i < 100 && raw_exists(raw, "c:short"); i++) {
+        sleep_ms(20);
+    }
+    ck_assert_int_eq(raw_exists(raw, "c:short"), 0);
+    won = -1;
+    ck_assert_int_eq(rsp_store_claim(st, pool, "c:short", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* get, put, del_if_equal, info                                        */
+
+START_TEST(test_get_absent)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *value = "sentinel";
+    apr_size_t len = 99;
+
+    ck_assert_int_eq(rsp_store_get(st, pool, "g:absent", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(value);
+    ck_assert_uint_eq(len, 0);
+}
+END_TEST
+
+START_TEST(test_put_get_binary)
+{
+    static const char bin[] = {'a', 'b', '\0', 'c', '\xff', '\r', '\n', 'd'};
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *value = NULL;
+    apr_size_t len = 0, i, big_len = 256 * 1024;
+    char *big = apr_palloc(pool, big_len);
+    long long pttl;
+    reply_t r;
+
+    ck_assert_int_eq(
+        rsp_store_put(st, pool, "g:bin", bin, sizeof(bin), TTL, &err),
+        APR_SUCCESS);
+    r = raw_cmd(raw, "GET %s", "g:bin");
+    ck_assert_int_eq(r.type, REDIS_REPLY_STRING);
+    ck_assert_uint_eq(r.len, sizeof(bin));
+    ck_assert_int_eq(memcmp(r.str, bin, sizeof(bin)), 0);
+    pttl = raw_pttl(raw, "g:bin");
+    ck_assert_int_gt(pttl, TTL - 1000);
+    ck_assert_int_le(pttl, TTL);
+
+    ck_assert_int_eq(rsp_store_get(st, pool, "g:bin", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_ptr_nonnull(value);
+    ck_assert_uint_eq(len, sizeof(bin));
+    ck_assert_int_eq(memcmp(value, bin, sizeof(bin)), 0);
+
+    /* Large values round-trip too. */
+    for (i = 0; i < big_len; i++) {
+        big[i] = (char)((i * 7919u) >> 3);
+    }
+    ck_assert_int_eq(rsp_store_put(st, pool, "g:big", big, big_len, TTL, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rsp_store_get(st, pool, "g:big", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_uint_eq(len, big_len);
+    ck_assert_int_eq(memcmp(value, big, big_len), 0);
+
+    /* An empty value is a value, not absence. */
+    ck_assert_int_eq(rsp_store_put(st, pool, "g:empty", "", 0, TTL, &err),
+                     APR_SUCCESS);
+    value = NULL;
+    len = 99;
+    ck_assert_int_eq(rsp_store_get(st, pool, "g:empty", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_ptr_nonnull(value);
+    ck_assert_uint_eq(len, 0);
+}
+END_TEST
+
+START_TEST(test_put_overwrites_and_sets_ttl)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *value = NULL;
+    apr_size_t len = 0;
+    long long pttl;
+
+    ck_assert_int_eq(rsp_store_put(st, pool, "g:k", "one", 3, TTL, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rsp_store_put(st, pool, "g:k", "second", 6, TTL / 2, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rsp_store_get(st, pool, "g:k", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_str_eq(value, "second");
+    pttl = raw_pttl(raw, "g:k");
+    ck_assert_int_gt(pttl, TTL / 2 - 1000);
+    ck_assert_int_le(pttl, TTL / 2);
+
+    /* A non-positive TTL is refused, nothing written or changed. */
+    err = NULL;
+    ck_assert_int_ne(rsp_store_put(st, pool, "g:zero", "v", 1, 0, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(err && *err, "no error text");
+    ck_assert_int_eq(raw_exists(raw, "g:zero"), 0);
+    err = NULL;
+    ck_assert_int_ne(rsp_store_put(st, pool, "g:k", "v", 1, -1, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(err && *err, "no error text");
+    ck_assert_str_eq(raw_cmd(raw, "GET %s", "g:k").str, "second");
+}
+END_TEST
+
+START_TEST(test_del_if_equal)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL;
+    int deleted = -1;
+
+    ck_assert_int_eq(rsp_store_put(st, pool, "d:k", "mine", 4, TTL, &err),
+                     APR_SUCCESS);
+
+    /* Different value: kept. */
+    ck_assert_int_eq(
+        rsp_store_del_if_equal(st, pool, "d:k", "theirs", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(deleted, 0);
+    ck_assert_int_eq(raw_exists(raw, "d:k"), 1);
+    /* A prefix of the value is not the value. */
+    deleted = -1;
+    ck_assert_int_eq(
+        rsp_store_del_if_equal(st, pool, "d:k", "min", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(deleted, 0);
+    ck_assert_int_eq(raw_exists(raw, "d:k"), 1);
+
+    /* Equal value: gone. */
+    deleted = -1;
+    ck_assert_int_eq(
+        rsp_store_del_if_equal(st, pool, "d:k", "mine", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(deleted, 1);
+    ck_assert_int_eq(raw_exists(raw, "d:k"), 0);
+
+    /* Absent key. */
+    deleted = -1;
+    ck_assert_int_eq(
+        rsp_store_del_if_equal(st, pool, "d:k", "mine", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(deleted, 0);
+
+    /* A claim can be released by its owner. */
+    ck_assert_int_eq(
+        rsp_store_claim(st, pool, "d:c", "owner", TTL, &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(deleted, 1);
+    ck_assert_int_eq(
+        rsp_store_del_if_equal(st, pool, "d:c", "owner", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(deleted, 1);
+    ck_assert_int_eq(raw_exists(raw, "d:c"), 0);
+}
+END_TEST
+
+START_TEST(test_info)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *text = NULL;
+
+    ck_assert_int_eq(rsp_store_info(st, pool, NULL, &text, &err), APR_SUCCESS);
+    ck_assert_msg(contains(text, "redis_version:"), "INFO: %s", ERR_S(text));
+    ck_assert_msg(contains(text, "maxmemory_policy:"),
+                  "INFO: no memory section");
+    text = NULL;
+    ck_assert_int_eq(rsp_store_info(st, pool, "server", &text, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(contains(text, "redis_version:"), "INFO server: %s",
+                  ERR_S(text));
+    ck_assert_msg(contains(text, "run_id:"), "INFO server has no run_id");
+    text = NULL;
+    ck_assert_int_eq(rsp_store_info(st, pool, "clients", &text, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(contains(text, "connected_clients:"), "INFO clients: %s",
+                  ERR_S(text));
+    ck_assert_msg(!contains(text, "redis_version:"),
+                  "INFO clients: whole INFO");
+}
+END_TEST
+
+START_TEST(test_not_initialised)
+{
+    rsp_store_url_t *u = NULL;
+    rsp_store_t *st = NULL;
+    const char *err = NULL;
+    int won = -1;
+
+    ck_assert_int_eq(
+        rsp_store_url_parse(&u, pool, tcp_url(NULL, srv_port, 0), &err),
+        APR_SUCCESS);
+    ck_assert_int_eq(rsp_store_create(&st, pool, u, T_NORMAL, &err),
+                     APR_SUCCESS);
+    ck_assert_str_eq(st->ops->name, "redis");
+    ck_assert_int_ne(rsp_store_claim(st, pool, "n:k", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_ne(won, 1);
+    ck_assert_msg(contains(err, "not initialised"), "err: %s", ERR_S(err));
+}
+END_TEST
+
+START_TEST(test_unknown_backend)
+{
+    rsp_store_url_t u;
+    rsp_store_t *st = NULL;
+    const char *err = NULL;
+
+    memset(&u, 0, sizeof(u));
+    u.kind = (rsp_store_kind_t)0;
+    ck_assert_int_eq(rsp_store_create(&st, pool, &u, T_NORMAL, &err),
+                     APR_ENOTIMPL);
+    ck_assert_ptr_null(st);
+    ck_assert_msg(err && *err, "no error text");
+}
+END_TEST
+
+START_TEST(test_db_selection)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st3 = store_open(tcp_url(NULL, srv_port, 3), T_NORMAL, 1);
+    rsp_store_t *st0 = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *value = NULL;
+    apr_size_t len = 0;
+    int won = -1;
+
+    ck_assert_int_eq(rsp_store_claim(st3, pool, "db:k", "v3", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(rsp_store_put(st3, pool, "db:p", "p3", 2, TTL, &err),
+                     APR_SUCCESS);
+
+    ck_assert_int_eq(raw_exists(raw, "db:k"), 0);
+    ck_assert_int_eq(raw_exists(raw, "db:p"), 0);
+    raw_select(raw, 3);
+    ck_assert_int_eq(raw_exists(raw, "db:k"), 1);
+    ck_assert_int_eq(raw_exists(raw, "db:p"), 1);
+    raw_select(raw, 0);
+
+    /* db 0 is a different namespace: the same key is won there again. */
+    won = -1;
+    ck_assert_int_eq(rsp_store_claim(st0, pool, "db:k", "v0", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(rsp_store_get(st0, pool, "db:p", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(value);
+    ck_assert_int_eq(rsp_store_get(st3, pool, "db:p", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_ptr_nonnull(value);
+    ck_assert_str_eq(value, "p3");
+}
+END_TEST
+
+/* The pool's cleanup closes the store's connections. */
+START_TEST(test_pool_cleanup_closes)
+{
+    redisContext *raw = raw_connect();
+    apr_pool_t *sp = NULL;
+    rsp_store_t *st;
+    const char *err = NULL;
+    long long before, during, after = -1;
+    int won = -1, i;
+
+    ck_assert_int_eq(apr_pool_create(&sp, pool), APR_SUCCESS);
+    sleep_ms(50); /* the setup's connection is closed */
+    before = raw_info_field(raw, "clients", "connected_clients");
+    st = store_in(sp, tcp_url(NULL, srv_port, 0), T_NORMAL, 2);
+    ck_assert_int_eq(rsp_store_claim(st, sp, "pc:k", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    during = raw_info_field(raw, "clients", "connected_clients");
+    ck_assert_int_eq(during, before + 1);
+    apr_pool_destroy(sp);
+    for (i = 0; i < 100; i++) {
+        after = raw_info_field(raw, "clients", "connected_clients");
+        if (after <= before) {
+            break;
+        }
+        sleep_ms(20);
+    }
+    ck_assert_int_eq(after, before);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Error replies are errors, not verdicts (invariant 5)                 */
+
+START_TEST(test_oom_is_error)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *err_put = NULL, *err_get = NULL, *value = NULL;
+    apr_status_t rv, rv_put, rv_get;
+    apr_size_t len = 0;
+    int won = -1;
+    reply_t r1, r2, r3;
+    long long exists;
+
+    /* Connected and pooled before the server fills up. */
+    ck_assert_int_eq(rsp_store_claim(st, pool, "o:k0", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+
+    r1 = raw_cmd(raw, "CONFIG SET maxmemory %s", "1");
+    r2 = raw_cmd(raw, "CONFIG SET maxmemory-policy %s", "noeviction");
+    won = -1;
+    rv = rsp_store_claim(st, pool, "o:k1", "v", TTL, &won, &err);
+    rv_put = rsp_store_put(st, pool, "o:p", "v", 1, TTL, &err_put);
+    rv_get = rsp_store_get(st, pool, "o:k0", &value, &len, &err_get);
+    /* Undo before asserting. */
+    r3 = raw_cmd(raw, "CONFIG SET maxmemory %s", "0");
+
+    raw_ok(raw, "CONFIG SET maxmemory 1", r1);
+    raw_ok(raw, "CONFIG SET maxmemory-policy", r2);
+    raw_ok(raw, "CONFIG SET maxmemory 0", r3);
+    ck_assert_int_ne(rv, APR_SUCCESS);
+    ck_assert_int_ne(won, 1);
+    ck_assert_msg(contains(err, "OOM"), "claim err: %s", ERR_S(err));
+    ck_assert_int_ne(rv_put, APR_SUCCESS);
+    ck_assert_msg(contains(err_put, "OOM"), "put err: %s", ERR_S(err_put));
+    /* Reads still work on a full server. */
+    ck_assert_msg(rv_get == APR_SUCCESS, "get err: %s", ERR_S(err_get));
+    ck_assert_ptr_nonnull(value);
+    exists = raw_exists(raw, "o:k1");
+    ck_assert_int_eq(exists, 0);
+
+    /* The same store works again. */
+    won = -1;
+    err = NULL;
+    rv = rsp_store_claim(st, pool, "o:k1", "v", TTL, &won, &err);
+    ck_assert_msg(rv == APR_SUCCESS, "claim after OOM: %s", ERR_S(err));
+    ck_assert_int_eq(won, 1);
+}
+END_TEST
+
+START_TEST(test_readonly_is_error)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL;
+    apr_status_t rv;
+    int won = -1, nowhere = dead_port();
+    reply_t r1, r2;
+
+    ck_assert_int_eq(rsp_store_claim(st, pool, "ro:k0", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+
+    r1 = raw_cmd(raw, "REPLICAOF %s %d", HOST, nowhere);
+    won = -1;
+    rv = rsp_store_claim(st, pool, "ro:k1", "v", TTL, &won, &err);
+    r2 = raw_cmd(raw, "REPLICAOF NO ONE");
+
+    raw_ok(raw, "REPLICAOF", r1);
+    raw_ok(raw, "REPLICAOF NO ONE", r2);
+    ck_assert_int_ne(rv, APR_SUCCESS);
+    ck_assert_int_ne(won, 1);
+    ck_assert_msg(contains(err, "READONLY"), "err: %s", ERR_S(err));
+
+    won = -1;
+    err = NULL;
+    rv = rsp_store_claim(st, pool, "ro:k1", "v", TTL, &won, &err);
+    ck_assert_msg(rv == APR_SUCCESS, "claim after READONLY: %s", ERR_S(err));
+    ck_assert_int_eq(won, 1);
+}
+END_TEST
+
+START_TEST(test_wrongtype_is_error)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *value = "sentinel";
+    apr_size_t len = 0;
+    int deleted = -1, won = -1;
+
+    ck_assert_int_eq(raw_cmd(raw, "RPUSH %s %s", "w:list", "x").type,
+                     REDIS_REPLY_INTEGER);
+    ck_assert_int_ne(rsp_store_get(st, pool, "w:list", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(contains(err, "WRONGTYPE"), "get err: %s", ERR_S(err));
+    err = NULL;
+    ck_assert_int_ne(
+        rsp_store_del_if_equal(st, pool, "w:list", "x", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_ne(deleted, 1);
+    ck_assert_msg(contains(err, "WRONGTYPE"), "del err: %s", ERR_S(err));
+    ck_assert_int_eq(raw_exists(raw, "w:list"), 1);
+    /* SET NX on a key of another type: the key exists, the claim is lost. */
+    ck_assert_int_eq(rsp_store_claim(st, pool, "w:list", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 0);
+    /* The connection still works. */
+    ck_assert_int_eq(rsp_store_put(st, pool, "w:s", "v", 1, TTL, &err),
+                     APR_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_noperm_is_error)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st =
+        store_open(tcp_url(USER_R ":pw", srv_port, 0), T_NORMAL, 1);
+    const char *err_denied = NULL, *err_allowed = NULL;
+    apr_status_t rv_denied, rv_allowed;
+    int won_denied = -1, won_allowed = -1;
+    reply_t r1, r2;
+
+    r1 = raw_cmd(raw, "ACL SETUSER %s on %s %s %s", USER_R, ">pw", "~allowed:*",
+                 "+@all");
+    rv_denied = rsp_store_claim(st, pool, "denied:k", "v", TTL, &won_denied,
+                                &err_denied);
+    rv_allowed = rsp_store_claim(st, pool, "allowed:k", "v", TTL, &won_allowed,
+                                 &err_allowed);
+    r2 = raw_cmd(raw, "ACL DELUSER %s", USER_R);
+
+    raw_ok(raw, "ACL SETUSER", r1);
+    ck_assert_int_eq(r2.type, REDIS_REPLY_INTEGER);
+    ck_assert_int_ne(rv_denied, APR_SUCCESS);
+    ck_assert_int_ne(won_denied, 1);
+    ck_assert_msg(contains(err_denied, "NOPERM"), "err: %s", ERR_S(err_denied));
+    ck_assert_msg(rv_allowed == APR_SUCCESS, "allowed: %s", ERR_S(err_allowed));
+    ck_assert_int_eq(won_allowed, 1);
+}
+END_TEST
+
+/* The server closes a pooled connection while it is idle (restart, idle
+ * timeout, CLIENT KILL): the store notices before sending anything on it
+ * and reconnects, so the next claim simply works. */
+START_TEST(test_server_closed_connection)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL;
+    apr_status_t rv;
+    int won = -1;
+    reply_t r;
+
+    ck_assert_int_eq(rsp_store_claim(st, pool, "sc:k0", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    r = raw_cmd(raw, "CLIENT KILL TYPE normal SKIPME yes");
+    ck_assert_int_eq(r.type, REDIS_REPLY_INTEGER);
+    ck_assert_int_ge(r.integer, 1);
+
+    sleep_ms(50); /* the FIN reaches the client side */
+    won = -1;
+    err = NULL;
+    rv = rsp_store_claim(st, pool, "sc:k1", "v", TTL, &won, &err);
+    ck_assert_msg(rv == APR_SUCCESS, "no reconnect: %s", ERR_S(err));
+    ck_assert_int_eq(won, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* AUTH and ACL users                                                  */
+
+START_TEST(test_requirepass)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *good = store_open(tcp_url(":" PASS, srv_port, 0), T_NORMAL, 1);
+    rsp_store_t *good3 =
+        store_open(tcp_url(":" PASS, srv_port, 3), T_NORMAL, 1);
+    rsp_store_t *bad =
+        store_open(tcp_url(":badpass", srv_port, 0), T_NORMAL, 1);
+    rsp_store_t *none = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err_good = NULL, *err_good3 = NULL, *err_bad = NULL,
+               *err_none = NULL;
+    apr_status_t rv_good, rv_good3, rv_bad, rv_none;
+    int won_good = -1, won_good3 = -1, won_bad = -1, won_none = -1;
+    reply_t r1, r2;
+
+    r1 = raw_cmd(raw, "CONFIG SET requirepass %s", PASS);
+    raw_cmd(raw, "AUTH %s", PASS);
+    rv_good =
+        rsp_store_claim(good, pool, "a:good", "v", TTL, &won_good, &err_good);
+    rv_good3 = rsp_store_claim(good3, pool, "a:good3", "v", TTL, &won_good3,
+                               &err_good3);
+    rv_bad = rsp_store_claim(bad, pool, "a:bad", "v", TTL, &won_bad, &err_bad);
+    rv_none =
+        rsp_store_claim(none, pool, "a:none", "v", TTL, &won_none, &err_none);
+    r2 = raw_cmd(raw, "CONFIG SET requirepass %s", "");
+
+    raw_ok(raw, "CONFIG SET requirepass", r1);
+    raw_ok(raw, "CONFIG SET requirepass \"\"", r2);
+    ck_assert_msg(rv_good == APR_SUCCESS, "good: %s", ERR_S(err_good));
+    ck_assert_int_eq(won_good, 1);
+    ck_assert_msg(rv_good3 == APR_SUCCESS, "good /3: %s", ERR_S(err_good3));
+    ck_assert_int_eq(won_good3, 1);
+
+    ck_assert_int_ne(rv_bad, APR_SUCCESS);
+    ck_assert_int_ne(won_bad, 1);
+    ck_assert_msg(contains(err_bad, "AUTH") && contains(err_bad, "WRONGPASS"),
+                  "bad: %s", ERR_S(err_bad));
+    ck_assert_msg(!contains(err_bad, "badpass"), "password in err: %s",
+                  err_bad);
+
+    ck_assert_int_ne(rv_none, APR_SUCCESS);
+    ck_assert_int_ne(won_none, 1);
+    ck_assert_msg(contains(err_none, "NOAUTH"), "none: %s", ERR_S(err_none));
+
+    ck_assert_int_eq(raw_exists(raw, "a:good"), 1);
+    ck_assert_int_eq(raw_exists(raw, "a:bad"), 0);
+    ck_assert_int_eq(raw_exists(raw, "a:none"), 0);
+    ck_assert_int_eq(raw_exists(raw, "a:good3"), 0);
+    raw_select(raw, 3);
+    ck_assert_int_eq(raw_exists(raw, "a:good3"), 1);
+    raw_select(raw, 0);
+}
+END_TEST
+
+START_TEST(test_acl_user)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st =
+        store_open(tcp_url(USER_U ":pw", srv_port, 0), T_NORMAL, 1);
+    rsp_store_t *bad =
+        store_open(tcp_url(USER_U ":nope", srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL, *err_bad = NULL, *err_put = NULL, *err_gone1 = NULL,
+               *err_gone2 = NULL, *value = NULL;
+    apr_status_t rv, rv_bad, rv_put, rv_get, rv_gone1, rv_gone2;
+    int won = -1, won_bad = -1, won_gone1 = -1, won_gone2 = -1;
+    apr_size_t len = 0;
+    long long exists;
+    reply_t r1, r2;
+
+    r1 = raw_cmd(raw, "ACL SETUSER %s on %s %s %s", USER_U, ">pw", "~*",
+                 "+@all");
+    rv = rsp_store_claim(st, pool, "u:k", "v", TTL, &won, &err);
+    rv_put = rsp_store_put(st, pool, "u:p", "pv", 2, TTL, &err_put);
+    rv_get = rsp_store_get(st, pool, "u:p", &value, &len, &err_put);
+    rv_bad = rsp_store_claim(bad, pool, "u:bad", "v", TTL, &won_bad, &err_bad);
+    exists = raw_exists(raw, "u:k");
+    r2 = raw_cmd(raw, "ACL DELUSER %s", USER_U);
+    /* The user is gone: its pooled connection was closed by the server and a
+     * new one cannot authenticate. Both attempts fail closed. */
+    rv_gone1 =
+        rsp_store_claim(st, pool, "u:gone", "v", TTL, &won_gone1, &err_gone1);
+    rv_gone2 =
+        rsp_store_claim(st, pool, "u:gone", "v", TTL, &won_gone2, &err_gone2);
+
+    raw_ok(raw, "ACL SETUSER", r1);
+    ck_assert_int_eq(r2.type, REDIS_REPLY_INTEGER);
+    ck_assert_int_eq(r2.integer, 1);
+    ck_assert_msg(rv == APR_SUCCESS, "claim as ACL user: %s", ERR_S(err));
+    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(exists, 1);
+    ck_assert_msg(rv_put == APR_SUCCESS && rv_get == APR_SUCCESS, "put/get: %s",
+                  ERR_S(err_put));
+    ck_assert_str_eq(value, "pv");
+
+    ck_assert_int_ne(rv_bad, APR_SUCCESS);
+    ck_assert_int_ne(won_bad, 1);
+    ck_assert_msg(contains(err_bad, "AUTH") && contains(err_bad, "WRONGPASS"),
+                  "bad: %s", ERR_S(err_bad));
+    ck_assert_msg(!contains(err_bad, "nope"), "password in err: %s", err_bad);
+
+    ck_assert_int_ne(rv_gone1, APR_SUCCESS);
+    ck_assert_int_ne(won_gone1, 1);
+    ck_assert_msg(err_gone1 && *err_gone1, "no error text");
+    ck_assert_int_ne(rv_gone2, APR_SUCCESS);
+    ck_assert_int_ne(won_gone2, 1);
+    ck_assert_msg(contains(err_gone2, "AUTH"), "gone: %s", ERR_S(err_gone2));
+    ck_assert_int_eq(raw_exists(raw, "u:gone"), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Bounded time (invariant 8)                                          */
+
+START_TEST(test_refused_fails_fast)
+{
+    int port = dead_port();
+    apr_interval_time_t to = apr_time_from_sec(3);
+    rsp_store_t *st = store_open(tcp_url(NULL, port, 0), to, 1);
+    const char *err = NULL, *value = NULL, *text = NULL;
+    apr_size_t len = 0;
+    apr_time_t t0;
+    long long el;
+    int won = -1, deleted = -1, i;
+
+    for (i = 0; i < 2; i++) {
+        won = -1;
+        err = NULL;
+        t0 = apr_time_now();
+        ck_assert_int_ne(rsp_store_claim(st, pool, "r:k", "v", TTL, &won, &err),
+                         APR_SUCCESS);
+        el = ms_since(t0);
+        ck_assert_int_ne(won, 1);
+        ck_assert_msg(contains(err, "refused"), "err: %s", ERR_S(err));
+        ck_assert_msg(contains(err, apr_psprintf(pool, ":%d", port)),
+                      "err does not name the store: %s", err);
+        ck_assert_msg(el < 1000, "refused connect took %lld ms", el);
+    }
+
+    t0 = apr_time_now();
+    err = NULL;
+    ck_assert_int_ne(rsp_store_get(st, pool, "r:k", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(err && *err, "get: no error text");
+    err = NULL;
+    ck_assert_int_ne(rsp_store_put(st, pool, "r:k", "v", 1, TTL, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(err && *err, "put: no error text");
+    err = NULL;
+    ck_assert_int_ne(
+        rsp_store_del_if_equal(st, pool, "r:k", "v", &deleted, &err),
+        APR_SUCCESS);
+    ck_assert_int_ne(deleted, 1);
+    ck_assert_msg(err && *err, "del: no error text");
+    err = NULL;
+    ck_assert_int_ne(rsp_store_info(st, pool, NULL, &text, &err), APR_SUCCESS);
+    ck_assert_msg(err && *err, "info: no error text");
+    el = ms_since(t0);
+    ck_assert_msg(el < 1000, "four refused operations took %lld ms", el);
+}
+END_TEST
+
+/* A listener whose accept queue is full: the SYN is dropped and connect()
+ * hangs; the connect timeout must end it. */
+START_TEST(test_connect_timeout)
+{
+    int port = 0, i;
+    rsp_store_t *st;
+    const char *err = NULL;
+    apr_status_t rv;
+    apr_time_t t0;
+    long long el;
+    int won = -1;
+
+    listener(0, &port);
+    for (i = 0; i < 3; i++) {
+        struct sockaddr_in sa;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+        ck_assert_int_ge(fd, 0);
+        pool_fd(fd);
+        memset(&sa, 0, sizeof(sa));
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sa.sin_port = htons((unsigned short)port);
+        ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+                  errno == EINPROGRESS);
+    }
+    sleep_ms(50);
+
+    st = store_open(tcp_url(NULL, port, 0), T_SHORT, 1);
+    t0 = apr_time_now();
+    rv = rsp_store_claim(st, pool, "ct:k", "v", TTL, &won, &err);
+    el = ms_since(t0);
+    ck_assert_int_ne(rv, APR_SUCCESS);
+    ck_assert_int_ne(won, 1);
+    ck_assert_msg(err && *err, "no error text");
+    ck_assert_msg(el < apr_time_as_msec(T_SHORT + SLACK),
+                  "connect to a full backlog took %lld ms (timeout %lld ms)",
+                  el, (long long)apr_time_as_msec(T_SHORT));
+    /* It did hang until the timeout (else this test proves nothing). */
+    ck_assert_msg(el >= apr_time_as_msec(T_SHORT) - 50,
+                  "failed after %lld ms: %s", el, err);
+}
+END_TEST
+
+typedef struct {
+    apr_status_t rv;
+    int won;
+    const char *err;
+    long long ms;
+} outcome_t;
+
+static outcome_t timed_claim(rsp_store_t *st, const char *key)
+{
+    outcome_t o = {APR_SUCCESS, -1, NULL, 0};
+    apr_time_t t0 = apr_time_now();
+
+    o.rv = rsp_store_claim(st, pool, key, "v", TTL, &o.won, &o.err);
+    o.ms = ms_since(t0);
+    return o;
+}
+
+#define HUNG_BOUND_MS ((long long)apr_time_as_msec(T_SHORT + SLACK))
+
+static void assert_timed_out(const char *what, outcome_t o)
+{
+    ck_assert_msg(o.rv != APR_SUCCESS,
+                  "%s: claim succeeded on a stopped server", what);
+    ck_assert_msg(o.won != 1, "%s: won=1", what);
+    ck_assert_msg(o.err && *o.err, "%s: no error text", what);
+    ck_assert_msg(o.ms < HUNG_BOUND_MS,
+                  "%s: took %lld ms (timeout %lld ms, bound %lld ms)", what,
+                  o.ms, (long long)apr_time_as_msec(T_SHORT), HUNG_BOUND_MS);
+}
+
+static void assert_won(const char *what, outcome_t o)
+{
+    ck_assert_msg(o.rv == APR_SUCCESS, "%s: %s", what, ERR_S(o.err));
+    ck_assert_msg(o.won == 1, "%s: won=%d", what, o.won);
+}
+
+/* SIGSTOP the server: the claim errors out within its timeout, on the
+ * pooled connection and on a fresh one; after SIGCONT the same store works
+ * (reconnects); a second stop times out again, so the rebuilt connection got
+ * its timeout too. */
+START_TEST(test_hung_store)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_SHORT, 1);
+    outcome_t o0, o1, o2, o3, o4, o5;
+    int s1, c1, s2, c2;
+
+    o0 = timed_claim(st, "h:k0");
+    assert_won("before", o0);
+
+    s1 = server_signal(SIGSTOP);
+    o1 = timed_claim(st, "h:k1"); /* pooled connection */
+    o2 = timed_claim(st, "h:k2"); /* fresh connection, to a stopped server */
+    c1 = server_signal(SIGCONT);
+    o3 = timed_claim(st, "h:k3");
+    s2 = server_signal(SIGSTOP);
+    o4 = timed_claim(st, "h:k4"); /* the rebuilt connection */
+    c2 = server_signal(SIGCONT);
+    o5 = timed_claim(st, "h:k5");
+
+    ck_assert_int_eq(s1, 0);
+    ck_assert_int_eq(c1, 0);
+    ck_assert_int_eq(s2, 0);
+    ck_assert_int_eq(c2, 0);
+    assert_timed_out("stopped, pooled connection", o1);
+    assert_timed_out("stopped, fresh connection", o2);
+    assert_won("after SIGCONT", o3);
+    assert_timed_out("stopped again, rebuilt connection", o4);
+    assert_won("after the second SIGCONT", o5);
+}
+END_TEST
+
+#define NTHREADS 8
+
+typedef struct {
+    rsp_store_t *st;
+    apr_pool_t *p;
+    apr_thread_mutex_t *gate; /* held by the test until all are created */
+    apr_thread_mutex_t *lock; /* guards *done */
+    int *done;
+    const char *prefix;
+    int nkeys; /* claims of prefix:0 .. prefix:nkeys-1 */
+    int *won;  /* won[j] for key j */
+    int nfail;
+    apr_status_t first_rv;
+    const char *first_err;
+    long long max_ms;
+} worker_t;
+
+static void *APR_THREAD_FUNC worker(apr_thread_t *t, void *data)
+{
+    worker_t *w = data;
+    int j;
+
+    apr_thread_mutex_lock(w->gate);
+    apr_thread_mutex_unlock(w->gate);
+    for (j = 0; j < w->nkeys; j++) {
+        const char *key = apr_psprintf(w->p, "%s:%d", w->prefix, j);
+        const char *err = NULL;
+        apr_time_t t0 = apr_time_now();
+        apr_status_t rv;
+        long long ms;
+        int won = -1;
+
+        rv = rsp_store_claim(w->st, w->p, key, "v", TTL, &won, &err);
+        ms = ms_since(t0);
+        if (ms > w->max_ms) {
+            w->max_ms = ms;
+        }
+        if (rv != APR_SUCCESS) {
+            if (w->nfail++ == 0) {
+                w->first_rv = rv;
+                w->first_err = err;
+            }
+        }
+        w->won[j] = rv == APR_SUCCESS ? won : -1;
+    }
+    apr_thread_mutex_lock(w->lock);
+    (*w->done)++;
+    apr_thread_mutex_unlock(w->lock);
+    return NULL;
+}
+
+/* Run NTHREADS workers on st at once; shared_keys: all claim the same keys,
+ * else each its own. Waits (bounded) for them; then_cont: SIGCONT before
+ * joining (a stopped server must not keep them). */
+static worker_t *run_workers(rsp_store_t *st, const char *prefix, int nkeys,
+                             int shared_keys, int wait_ms, int then_cont)
+{
+    worker_t *w = apr_pcalloc(pool, NTHREADS * sizeof(*w));
+    apr_thread_t *th[NTHREADS];
+    apr_thread_mutex_t *gate, *lock;
+    int done = 0, i, n = 0, all = 0;
+    long long deadline;
+
+    ck_assert_int_eq(
+        apr_thread_mutex_create(&gate, APR_THREAD_MUTEX_DEFAULT, pool),
+        APR_SUCCESS);
+    ck_assert_int_eq(
+        apr_thread_mutex_create(&lock, APR_THREAD_MUTEX_DEFAULT, pool),
+        APR_SUCCESS);
+    apr_thread_mutex_lock(gate);
+    for (i = 0; i < NTHREADS; i++) {
+        ck_assert_int_eq(apr_pool_create(&w[i].p, pool), APR_SUCCESS);
+        w[i].st = st;
+        w[i].gate = gate;
+        w[i].lock = lock;
+        w[i].done = &done;
+        w[i].prefix =
+            shared_keys ? prefix : apr_psprintf(pool, "%s:t%d", prefix, i);
+        w[i].nkeys = nkeys;
+        w[i].won = apr_pcalloc(pool, (apr_size_t)nkeys * sizeof(int));
+        if (apr_thread_create(&th[i], NULL, worker, &w[i], pool) !=
+            APR_SUCCESS) {
+            break;
+        }
+        n++;
+    }
+    apr_thread_mutex_unlock(gate);
+
+    deadline = mono_ms() + wait_ms;
+    for (i = 0; i < 10000 && mono_ms() < deadline; i++) {
+        apr_thread_mutex_lock(lock);
+        all = done == n;
+        apr_thread_mutex_unlock(lock);
+        if (all) {
+            break;
+        }
+        sleep_ms(5);
+    }
+    if (then_cont) {
+        server_signal(SIGCONT);
+    }
+    /* A worker still inside the library after wait_ms is a hang: report it
+     * without joining (the forked test exits; its threads with it). */
+    ck_assert_msg(all, "workers still running after %d ms", wait_ms);
+    for (i = 0; i < n; i++) {
+        apr_status_t trv;
+        apr_thread_join(&trv, th[i]);
+    }
+    ck_assert_int_eq(n, NTHREADS);
+    return w;
+}
+
+/* Workers queued for a pooled connection on a stopped server: every one
+ * returns an error, within the wait for a connection plus the command's
+ * timeout. */
+START_TEST(test_hung_store_pool)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_SHORT, 2);
+    long long bound = apr_time_as_msec(2 * T_SHORT + SLACK);
+    outcome_t o0, o1;
+    worker_t *w;
+    int i, s;
+
+    o0 = timed_claim(st, "hp:warm");
+    assert_won("before", o0);
+    s = server_signal(SIGSTOP);
+    w = run_workers(st, "hp", 1, 0, 5000, 1);
+    o1 = timed_claim(st, "hp:after");
+
+    ck_assert_int_eq(s, 0);
+    for (i = 0; i < NTHREADS; i++) {
+        ck_assert_msg(w[i].nfail == 1,
+                      "worker %d: claim succeeded on a "
+                      "stopped server",
+                      i);
+        ck_assert_int_ne(w[i].won[0], 1);
+        ck_assert_msg(w[i].first_err && *w[i].first_err, "worker %d: no error",
+                      i);
+        ck_assert_msg(w[i].max_ms < bound,
+                      "worker %d: took %lld ms (bound %lld ms): %s", i,
+                      w[i].max_ms, bound, w[i].first_err);
+    }
+    assert_won("after SIGCONT", o1);
+}
+END_TEST
+
+/* A store that answers, but one byte every 250 ms ("+OK\r\n" in 1.25 s):
+ * each read() returns within the 300 ms timeout, the command does not. The
+ * store's contract (rsp_store.h) bounds each command by the timeout. */
+typedef struct {
+    int lfd;
+    const char *reply;
+    int gap_ms;
+    int sent;
+} trickle_t;
+
+static void *APR_THREAD_FUNC trickle_server(apr_thread_t *t, void *data)
+{
+    trickle_t *ts = data;
+    struct pollfd pfd;
+    char buf[4096];
+    size_t i;
+    int cfd;
+
+    pfd.fd = ts->lfd;
+    pfd.events = POLLIN;
+    if (poll(&pfd, 1, 3000) != 1 || (cfd = accept(ts->lfd, NULL, NULL)) < 0) {
+        return NULL;
+    }
+    pfd.fd = cfd;
+    if (poll(&pfd, 1, 3000) == 1 && recv(cfd, buf, sizeof(buf), 0) > 0) {
+        for (i = 0; ts->reply[i]; i++) {
+            sleep_ms(ts->gap_ms);
+            if (send(cfd, ts->reply + i, 1, MSG_NOSIGNAL) != 1) {
+                break;
+            }
+            ts->sent++;
+        }
+        poll(&pfd, 1, 2000); /* until the client closes */
+    }
+    close(cfd);
+    return NULL;
+}
+
+START_TEST(test_slow_reply_bounded)
+{
+    trickle_t ts = {-1, "+OK\r\n", 250, 0};
+    apr_thread_t *th;
+    apr_status_t trv;
+    rsp_store_t *st;
+    outcome_t o;
+    int port = 0;
+
+    ts.lfd = listener(8, &port);
+    ck_assert_int_eq(apr_thread_create(&th, NULL, trickle_server, &ts, pool),
+                     APR_SUCCESS);
+    st = store_open(tcp_url(NULL, port, 0), T_SHORT, 1);
+    o = timed_claim(st, "slow:k");
+    apr_thread_join(&trv, th);
+
+    ck_assert_msg(o.ms < HUNG_BOUND_MS,
+                  "a reply trickled 1 byte / 250 ms held the claim %lld ms "
+                  "(timeout %lld ms; rv %d, won %d, %d bytes read): the "
+                  "timeout bounds each read(), not the command",
+                  o.ms, (long long)apr_time_as_msec(T_SHORT), o.rv, o.won,
+                  ts.sent);
+    ck_assert_int_ne(o.rv, APR_SUCCESS);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The connection pool                                                 */
+
+START_TEST(test_pool_distinct_keys)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 2);
+    long long conns0, conns1;
+    worker_t *w;
+    int i, j;
+
+    conns0 = raw_info_field(raw, "stats", "total_connections_received");
+    w = run_workers(st, "pd", 25, 0, 20000, 0);
+    conns1 = raw_info_field(raw, "stats", "total_connections_received");
+
+    for (i = 0; i < NTHREADS; i++) {
+        ck_assert_msg(w[i].nfail == 0, "worker %d: %d failures, first: %s", i,
+                      w[i].nfail, ERR_S(w[i].first_err));
+        for (j = 0; j < w[i].nkeys; j++) {
+            ck_assert_msg(w[i].won[j] == 1, "worker %d key %d: won %d", i, j,
+                          w[i].won[j]);
+        }
+    }
+    ck_assert_int_eq(raw_cmd(raw, "DBSIZE").integer, NTHREADS * 25);
+    /* max_conns 2: 8 threads shared at most 2 connections. */
+    ck_assert_msg(conns1 - conns0 >= 1 && conns1 - conns0 <= 2,
+                  "%lld connections for max_conns 2", conns1 - conns0);
+}
+END_TEST
+
+START_TEST(test_pool_same_key_won_once)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 2);
+    worker_t *w;
+    int i, j;
+
+    w = run_workers(st, "ps", 25, 1, 20000, 0);
+    for (i = 0; i < NTHREADS; i++) {
+        ck_assert_msg(w[i].nfail == 0, "worker %d: %d failures, first: %s", i,
+                      w[i].nfail, ERR_S(w[i].first_err));
+    }
+    for (j = 0; j < 25; j++) {
+        int winners = 0, losers = 0;
+        for (i = 0; i < NTHREADS; i++) {
+            winners += w[i].won[j] == 1;
+            losers += w[i].won[j] == 0;
+        }
+        ck_assert_msg(winners == 1 && losers == NTHREADS - 1,
+                      "key %d: %d winners, %d losers", j, winners, losers);
+    }
+}
+END_TEST
+
+START_TEST(test_pool_max_conns_at_least_one)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 0);
+    outcome_t o = timed_claim(st, "pm:k");
+
+    assert_won("max_conns 0", o);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Unix socket                                                         */
+
+START_TEST(test_unix_socket)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(
+        apr_pstrcat(pool, "redis+unix://", srv_sock, NULL), T_NORMAL, 1);
+    rsp_store_t *st2 =
+        store_open(apr_pstrcat(pool, "redis+unix://", srv_sock, "?db=2", NULL),
+                   T_NORMAL, 1);
+    const char *err = NULL, *value = NULL;
+    apr_size_t len = 0;
+    int won = -1;
+
+    ck_assert_int_eq(rsp_store_claim(st, pool, "ux:k", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+    won = -1;
+    ck_assert_int_eq(rsp_store_claim(st, pool, "ux:k", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 0);
+    ck_assert_int_eq(raw_exists(raw, "ux:k"), 1);
+    ck_assert_int_gt(raw_pttl(raw, "ux:k"), TTL - 1000);
+
+    won = -1;
+    ck_assert_int_eq(rsp_store_claim(st2, pool, "ux:k2", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(rsp_store_put(st2, pool, "ux:p", "pv", 2, TTL, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rsp_store_get(st2, pool, "ux:p", &value, &len, &err),
+                     APR_SUCCESS);
+    ck_assert_str_eq(value, "pv");
+    ck_assert_int_eq(raw_exists(raw, "ux:k2"), 0);
+    raw_select(raw, 2);
+    ck_assert_int_eq(raw_exists(raw, "ux:k2"), 1);
+    raw_select(raw, 0);
+}
+END_TEST
+
+START_TEST(test_unix_socket_missing)
+{
+    rsp_store_t *st = store_open(
+        apr_pstrcat(pool, "redis+unix://", srv_dir, "/absent.sock", NULL),
+        T_NORMAL, 1);
+    const char *err = NULL;
+    apr_time_t t0 = apr_time_now();
+    int won = -1;
+
+    ck_assert_int_ne(rsp_store_claim(st, pool, "ux:k", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_ne(won, 1);
+    ck_assert_msg(contains(err, "absent.sock"), "err: %s", ERR_S(err));
+    ck_assert_int_lt(ms_since(t0), 1000);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static TCase *tcase(const char *name)
+{
+    TCase *tc = tcase_create(name);
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_unchecked_fixture(tc, NULL, tcase_restore);
+    tcase_set_timeout(tc, 60);
+    return tc;
+}
+
+static Suite *store_redis_suite(void)
+{
+    Suite *s = suite_create("rsp_store_redis");
+    TCase *tc;
+
+    tc = tcase("ops");
+    tcase_add_test(tc, test_claim_first_wins);
+    tcase_add_test(tc, test_claim_ttl_must_be_positive);
+    tcase_add_test(tc, test_claim_expires_in_ms);
+    tcase_add_test(tc, test_get_absent);
+    tcase_add_test(tc, test_put_get_binary);
+    tcase_add_test(tc, test_put_overwrites_and_sets_ttl);
+    tcase_add_test(tc, test_del_if_equal);
+    tcase_add_test(tc, test_info);
+    tcase_add_test(tc, test_not_initialised);
+    tcase_add_test(tc, test_unknown_backend);
+    tcase_add_test(tc, test_db_selection);
+    tcase_add_test(tc, test_pool_cleanup_closes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase("errors");
+    tcase_add_test(tc, test_oom_is_error);
+    tcase_add_test(tc, test_readonly_is_error);
+    tcase_add_test(tc, test_wrongtype_is_error);
+    tcase_add_test(tc, test_noperm_is_error);
+    tcase_add_test(tc, test_server_closed_connection);
+    suite_add_tcase(s, tc);
+
+    tc = tcase("auth");
+    tcase_add_test(tc, test_requirepass);
+    tcase_add_test(tc, test_acl_user);
+    suite_add_tcase(s, tc);
+
+    tc = tcase("bounded");
+    tcase_add_test(tc, test_refused_fails_fast);
+    tcase_add_test(tc, test_connect_timeout);
+    tcase_add_test(tc, test_hung_store);
+    tcase_add_test(tc, test_hung_store_pool);
+    tcase_add_test(tc, test_slow_reply_bounded);
+    suite_add_tcase(s, tc);
+
+    tc = tcase("pool");
+    tcase_add_test(tc, test_pool_distinct_keys);
+    tcase_add_test(tc, test_pool_same_key_won_once);
+    tcase_add_test(tc, test_pool_max_conns_at_least_one);
+    suite_add_tcase(s, tc);
+
+    tc = tcase("unix");
+    tcase_add_test(tc, test_unix_socket);
+    tcase_add_test(tc, test_unix_socket_missing);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
+
+int main(void)
+{
+    int rc;
+
+    /* As in httpd: a write to a closed connection is an error, not a
+     * signal. */
+    signal(SIGPIPE, SIG_IGN);
+    if (server_start() != 0) {
+        server_stop();
+        return 99; /* hard error for the automake test driver */
+    }
+    rc = rsp_unit_run(store_redis_suite());
+    server_stop();
+    if (rc == 0) {
+        server_dir_remove();
+    }
+    else {
+        fprintf(stderr, "redis-server log kept in %s\n", srv_log);
+    }
+    return rc;
+}
