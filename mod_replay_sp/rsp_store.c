@@ -11,6 +11,9 @@ apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,
     case RSP_STORE_REDIS_UNIX:
         st->ops = &rsp_store_redis_ops;
         break;
+    case RSP_STORE_MEMCACHE:
+        st->ops = &rsp_store_memcache_ops;
+        break;
     default:
         *err = "no backend for this store URL";
         return APR_ENOTIMPL;

@@ -51,6 +51,7 @@ apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,
                               apr_interval_time_t timeout, const char **err);
 
 extern const rsp_store_ops_t rsp_store_redis_ops;
+extern const rsp_store_ops_t rsp_store_memcache_ops;
 
 #define rsp_store_child_init(st, p, n) ((st)->ops->child_init((st), (p), (n)))
 #define rsp_store_claim(st, p, k, v, ttl, won, err) \

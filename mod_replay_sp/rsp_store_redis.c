@@ -6,7 +6,6 @@
  * (re)connect. Each command (write and whole reply) must finish within the
  * store's timeout, counted from its start, however the server dribbles its
  * answer. A claim is one SET NX PX round trip. */
-#include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <apr_strings.h>
 #include <hiredis.h>
 
+#include "rsp_io.h"
 #include "rsp_store.h"
 
 typedef struct {
@@ -79,31 +79,6 @@ static void drop(slot_t *s)
     }
 }
 
-/* Wait until fd is ready for events or the deadline passes: 0 ready,
- * APR_TIMEUP, or an errno. */
-static int wait_fd(int fd, short events, apr_time_t deadline)
-{
-    struct pollfd pfd;
-    int n;
-
-    for (;;) {
-        apr_interval_time_t left = deadline - apr_time_now();
-        if (left <= 0) {
-            return APR_TIMEUP;
-        }
-        pfd.fd = fd;
-        pfd.events = events;
-        pfd.revents = 0;
-        n = poll(&pfd, 1, (int)((left + 999) / 1000));
-        if (n > 0) {
-            return 0;
-        }
-        if (n < 0 && errno != EINTR) {
-            return errno;
-        }
-    }
-}
-
 /* Send one command and read its whole reply within st->timeout from now.
  * NULL on a transport error or a timeout: *err says which (naming the
  * store) and the connection is dropped, since its state is unknown. */
@@ -122,7 +97,7 @@ static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
         goto failed;
     }
     while (!done) {
-        if ((rc = wait_fd(s->c->fd, POLLOUT, deadline)) != 0) {
+        if ((rc = rsp_io_wait(s->c->fd, POLLOUT, deadline)) != 0) {
             goto waited;
         }
         if (redisBufferWrite(s->c, &done) != REDIS_OK) {
@@ -136,7 +111,7 @@ static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
         if (reply) {
             return reply;
         }
-        if ((rc = wait_fd(s->c->fd, POLLIN, deadline)) != 0) {
+        if ((rc = rsp_io_wait(s->c->fd, POLLIN, deadline)) != 0) {
             goto waited;
         }
         if (redisBufferRead(s->c) != REDIS_OK) {
@@ -225,17 +200,6 @@ static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* An idle connection has nothing to read unless the server closed it. */
-static int idle_connection_closed(redisContext *c)
-{
-    struct pollfd pfd;
-
-    pfd.fd = c->fd;
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    return poll(&pfd, 1, 0) != 0;
-}
-
 static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, slot_t **out,
                             const char **err)
 {
@@ -255,7 +219,7 @@ static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, slot_t **out,
         return rv;
     }
     *out = res;
-    if ((*out)->c && idle_connection_closed((*out)->c)) {
+    if ((*out)->c && rsp_io_idle_closed((*out)->c->fd)) {
         /* The server closed it while idle (restart, idle timeout): nothing
          * was sent on it, so reconnecting is safe. */
         drop(*out);

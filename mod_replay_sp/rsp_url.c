@@ -75,6 +75,97 @@ static int has_bad_chars(const char *s)
 
 #define FAIL(msg) do { *err = (msg); return APR_EINVAL; } while (0)
 
+/* host:port or [v6]:port spanning exactly [hp, hp+len). */
+static apr_status_t parse_hostport(apr_pool_t *p, const char *hp,
+                                   apr_size_t len, const char *port_hint,
+                                   const char **host, int *port,
+                                   const char **err)
+{
+    const char *colon;
+
+    if (len == 0) {
+        FAIL("missing host");
+    }
+    if (hp[0] == '[') {
+        const char *rb = memchr(hp, ']', len);
+        if (!rb || rb == hp + 1) {
+            FAIL("malformed [IPv6] host");
+        }
+        *host = apr_pstrndup(p, hp + 1, (apr_size_t)(rb - hp - 1));
+        colon = rb + 1;
+        if (colon == hp + len) {
+            colon = NULL;
+        }
+        else if (*colon != ':') {
+            FAIL("expected ':port' after the [IPv6] host");
+        }
+    }
+    else {
+        colon = memchr(hp, ':', len);
+        *host = apr_pstrndup(p, hp, colon ? (apr_size_t)(colon - hp) : len);
+    }
+    if (!**host || has_bad_chars(*host)) {
+        FAIL("missing or malformed host");
+    }
+    if (!colon) {
+        *err = apr_psprintf(p, "missing port: write host:port (%s)", port_hint);
+        return APR_EINVAL;
+    }
+    if (!parse_int(colon + 1, (apr_size_t)(hp + len - colon - 1), 1, 65535,
+                   port)) {
+        FAIL("port must be a number from 1 to 65535");
+    }
+    return APR_SUCCESS;
+}
+
+static const char *hostport_display(apr_pool_t *p, const char *host, int port)
+{
+    return apr_psprintf(p, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+}
+
+/* memcache://host:port[,host:port...]: the order is the key mapping. */
+static apr_status_t parse_memcache(rsp_store_url_t *u, apr_pool_t *p,
+                                   const char *rest, const char **err)
+{
+    const char *cur = rest;
+
+    u->kind = RSP_STORE_MEMCACHE;
+    u->servers = apr_array_make(p, 4, sizeof(rsp_server_t));
+    u->display = "memcache://";
+    if (strpbrk(rest, "/?#@")) {
+        FAIL("memcache:// URLs are a comma-separated list of host:port, "
+             "with no credentials, path or query");
+    }
+    for (;;) {
+        const char *comma = strchr(cur, ',');
+        apr_size_t len = comma ? (apr_size_t)(comma - cur) : strlen(cur);
+        rsp_server_t sv;
+        int i;
+
+        if (parse_hostport(p, cur, len, "memcached listens on 11211 by default",
+                           &sv.host, &sv.port, err) != APR_SUCCESS) {
+            return APR_EINVAL;
+        }
+        for (i = 0; i < u->servers->nelts; i++) {
+            rsp_server_t *o = &APR_ARRAY_IDX(u->servers, i, rsp_server_t);
+            if (o->port == sv.port && !strcasecmp(o->host, sv.host)) {
+                FAIL("a server is listed twice");
+            }
+        }
+        if (u->servers->nelts >= RSP_MAX_SERVERS) {
+            FAIL("too many servers");
+        }
+        APR_ARRAY_PUSH(u->servers, rsp_server_t) = sv;
+        u->display = apr_pstrcat(p, u->display, u->servers->nelts > 1 ? "," : "",
+                                 hostport_display(p, sv.host, sv.port), NULL);
+        if (!comma) {
+            break;
+        }
+        cur = comma + 1;
+    }
+    return APR_SUCCESS;
+}
+
 static apr_status_t parse_unix(rsp_store_url_t *u, apr_pool_t *p,
                                const char *rest, const char **err)
 {
@@ -107,7 +198,7 @@ static apr_status_t parse_unix(rsp_store_url_t *u, apr_pool_t *p,
 static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
                               const char *rest, const char **err)
 {
-    const char *at, *slash, *hostport, *colon;
+    const char *at, *slash, *hostport;
     apr_size_t hplen;
 
     u->kind = RSP_STORE_REDIS;
@@ -139,47 +230,19 @@ static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
         hostport = rest;
     }
     hplen = slash ? (apr_size_t)(slash - hostport) : strlen(hostport);
-    if (hplen == 0) {
-        FAIL("missing host");
-    }
-    if (hostport[0] == '[') {
-        const char *rb = memchr(hostport, ']', hplen);
-        if (!rb || rb == hostport + 1) {
-            FAIL("malformed [IPv6] host");
-        }
-        u->host = apr_pstrndup(p, hostport + 1, (apr_size_t)(rb - hostport - 1));
-        colon = rb + 1;
-        if (colon == hostport + hplen) {
-            colon = NULL;
-        }
-        else if (*colon != ':') {
-            FAIL("expected ':port' after the [IPv6] host");
-        }
-    }
-    else {
-        colon = memchr(hostport, ':', hplen);
-        u->host = apr_pstrndup(p, hostport,
-                               colon ? (apr_size_t)(colon - hostport) : hplen);
-    }
-    if (!*u->host || has_bad_chars(u->host)) {
-        FAIL("missing or malformed host");
-    }
-    if (!colon) {
-        FAIL("missing port: write host:port (Redis listens on 6379 by default)");
-    }
-    if (!parse_int(colon + 1, (apr_size_t)(hostport + hplen - colon - 1), 1,
-                   65535, &u->port)) {
-        FAIL("port must be a number from 1 to 65535");
+    if (parse_hostport(p, hostport, hplen, "Redis listens on 6379 by default",
+                       &u->host, &u->port, err) != APR_SUCCESS) {
+        return APR_EINVAL;
     }
     if (slash && slash[1] != '\0') {
         if (!parse_int(slash + 1, strlen(slash + 1), 0, 1000000, &u->db)) {
             FAIL("database must be a non-negative number: redis://host:port/N");
         }
     }
-    u->display = apr_psprintf(
-        p, strchr(u->host, ':') ? "redis://%s%s[%s]:%d/%d" : "redis://%s%s%s:%d/%d",
-        u->password && u->user ? u->user : "", u->password ? ":***@" : "",
-        u->host, u->port, u->db);
+    u->display = apr_psprintf(p, "redis://%s%s%s/%d",
+                              u->password && u->user ? u->user : "",
+                              u->password ? ":***@" : "",
+                              hostport_display(p, u->host, u->port), u->db);
     return APR_SUCCESS;
 }
 
@@ -201,9 +264,12 @@ apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
     else if (strncasecmp(url, "redis://", 8) == 0) {
         rv = parse_tcp(u, p, url + 8, err);
     }
+    else if (strncasecmp(url, "memcache://", 11) == 0) {
+        rv = parse_memcache(u, p, url + 11, err);
+    }
     else {
-        FAIL("unknown scheme: expected redis://host:port[/db] or "
-             "redis+unix:///path[?db=N]");
+        FAIL("unknown scheme: expected redis://host:port[/db], "
+             "redis+unix:///path[?db=N] or memcache://host:port[,host:port...]");
     }
     if (rv == APR_SUCCESS) {
         *out = u;

@@ -1,14 +1,24 @@
 /* Store URLs: redis://[user:password@]host:port[/db]
- *             redis+unix:///path/to/socket[?db=N]          */
+ *             redis+unix:///path/to/socket[?db=N]
+ *             memcache://host:port[,host:port...]          */
 #ifndef RSP_URL_H
 #define RSP_URL_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 
 typedef enum {
     RSP_STORE_REDIS = 1,
-    RSP_STORE_REDIS_UNIX
+    RSP_STORE_REDIS_UNIX,
+    RSP_STORE_MEMCACHE
 } rsp_store_kind_t;
+
+#define RSP_MAX_SERVERS 64
+
+typedef struct {
+    const char *host;
+    int port;
+} rsp_server_t;
 
 typedef struct {
     rsp_store_kind_t kind;
@@ -18,6 +28,7 @@ typedef struct {
     const char *user;     /* NULL when absent */
     const char *password; /* NULL when absent */
     int db;               /* Redis database number, 0 by default */
+    apr_array_header_t *servers; /* memcache: rsp_server_t, in URL order */
     const char *display;  /* the URL with the password masked, for logs */
 } rsp_store_url_t;
 

@@ -1,4 +1,5 @@
 /* Unit tests for rsp_url.c: store URL parsing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,7 +163,6 @@ START_TEST(test_reject_empty_and_scheme)
     expect_reject("");
     expect_reject("http://127.0.0.1:6379");
     expect_reject("https://127.0.0.1:6379");
-    expect_reject("memcache://127.0.0.1:11211");
     expect_reject("memcached://127.0.0.1:11211");
     expect_reject("rediss://127.0.0.1:6379");
     expect_reject("127.0.0.1:6379");
@@ -220,6 +220,75 @@ START_TEST(test_reject_trailing_junk_and_spaces)
     expect_reject("redis+unix:///run/my redis.sock");
     expect_reject("redis://h\t:6379");
     expect_reject("redis://h:6379\n");
+}
+END_TEST
+
+START_TEST(test_memcache_one_server)
+{
+    rsp_store_url_t *u = parse_ok("memcache://127.0.0.1:11211");
+    rsp_server_t *sv;
+
+    ck_assert_int_eq(u->kind, RSP_STORE_MEMCACHE);
+    ck_assert_int_eq(u->servers->nelts, 1);
+    sv = &APR_ARRAY_IDX(u->servers, 0, rsp_server_t);
+    ck_assert_str_eq(sv->host, "127.0.0.1");
+    ck_assert_int_eq(sv->port, 11211);
+    ck_assert_str_eq(u->display, "memcache://127.0.0.1:11211");
+}
+END_TEST
+
+START_TEST(test_memcache_servers_in_order)
+{
+    rsp_store_url_t *u =
+        parse_ok("memcache://mc-b.example:11212,10.0.0.1:11211,[::1]:11213");
+    rsp_server_t *sv;
+
+    ck_assert_int_eq(u->kind, RSP_STORE_MEMCACHE);
+    ck_assert_int_eq(u->servers->nelts, 3);
+    /* the order of the URL is the order of the key mapping */
+    sv = &APR_ARRAY_IDX(u->servers, 0, rsp_server_t);
+    ck_assert_str_eq(sv->host, "mc-b.example");
+    ck_assert_int_eq(sv->port, 11212);
+    sv = &APR_ARRAY_IDX(u->servers, 1, rsp_server_t);
+    ck_assert_str_eq(sv->host, "10.0.0.1");
+    ck_assert_int_eq(sv->port, 11211);
+    sv = &APR_ARRAY_IDX(u->servers, 2, rsp_server_t);
+    ck_assert_str_eq(sv->host, "::1");
+    ck_assert_int_eq(sv->port, 11213);
+    ck_assert_str_eq(u->display,
+                     "memcache://mc-b.example:11212,10.0.0.1:11211,[::1]:11213");
+}
+END_TEST
+
+START_TEST(test_memcache_rejects)
+{
+    expect_reject("memcache://");
+    expect_reject("memcache://127.0.0.1");            /* no port */
+    expect_reject("memcache://127.0.0.1:0");
+    expect_reject("memcache://127.0.0.1:11211,");     /* empty entry */
+    expect_reject("memcache://,127.0.0.1:11211");
+    expect_reject("memcache://a:1,,b:2");
+    expect_reject("memcache://a:1,a:1");              /* listed twice */
+    expect_reject("memcache://user:pw@a:11211");      /* no credentials */
+    expect_reject("memcache://a:11211/0");            /* no path */
+    expect_reject("memcache://a:11211?x=1");
+    expect_reject("memcache://a:11211, b:11211");     /* spaces */
+}
+END_TEST
+
+START_TEST(test_memcache_server_limit)
+{
+    char url[4096];
+    int i, n = 0;
+
+    n += snprintf(url + n, sizeof(url) - (size_t)n, "memcache://");
+    for (i = 0; i < RSP_MAX_SERVERS; i++) {
+        n += snprintf(url + n, sizeof(url) - (size_t)n, "%sh:%d", i ? "," : "",
+                      1000 + i);
+    }
+    ck_assert_int_eq(parse_ok(url)->servers->nelts, RSP_MAX_SERVERS);
+    snprintf(url + n, sizeof(url) - (size_t)n, ",h:999");
+    expect_reject(url);
 }
 END_TEST
 
@@ -321,6 +390,10 @@ static Suite *url_suite(void)
     tcase_add_test(tc, test_reject_db);
     tcase_add_test(tc, test_reject_trailing_junk_and_spaces);
     tcase_add_test(tc, test_reject_unix);
+    tcase_add_test(tc, test_memcache_one_server);
+    tcase_add_test(tc, test_memcache_servers_in_order);
+    tcase_add_test(tc, test_memcache_rejects);
+    tcase_add_test(tc, test_memcache_server_limit);
     tcase_add_test(tc, test_reject_credentials);
     tcase_add_test(tc, test_error_messages_specific);
     suite_add_tcase(s, tc);
