@@ -1,0 +1,428 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "rsp_log.h"
+#include "rsp_monitor.h"
+#include "rsp_util.h"
+
+static void init_health(rsp_health_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->reachable = 1;
+    h->uptime = h->evictions = h->refusals = h->activity = -1;
+    h->used = h->limit = -1;
+}
+
+static void copy(char *dst, apr_size_t size, const char *src, apr_size_t len)
+{
+    if (len >= size) {
+        len = size - 1;
+    }
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+static int parse_i64(const char *s, apr_size_t len, apr_int64_t *out)
+{
+    char buf[32], *end;
+
+    if (len == 0 || len >= sizeof(buf)) {
+        return 0;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    *out = apr_strtoi64(buf, &end, 10);
+    return *end == '\0' && *out >= 0;
+}
+
+/* Calls fn(key, klen, value, vlen) for each "key<sep>value" line. */
+typedef void line_fn(void *ctx, const char *k, apr_size_t kl, const char *v,
+                     apr_size_t vl);
+
+static void each_line(const char *text, char sep, line_fn *fn, void *ctx)
+{
+    const char *cur = text;
+
+    while (cur && *cur) {
+        const char *nl = strchr(cur, '\n');
+        apr_size_t len = nl ? (apr_size_t)(nl - cur) : strlen(cur);
+        const char *s = memchr(cur, sep, len);
+        if (len && cur[len - 1] == '\r') {
+            len--;
+        }
+        if (s && s < cur + len && cur[0] != '#') {
+            fn(ctx, cur, (apr_size_t)(s - cur), s + 1,
+               len - (apr_size_t)(s - cur) - 1);
+        }
+        cur = nl ? nl + 1 : NULL;
+    }
+}
+
+#define KEY(name) (kl == sizeof(name) - 1 && !memcmp(k, name, kl))
+
+typedef struct {
+    rsp_health_t *h;
+    char policy[64];
+    int role_seen;
+} redis_ctx_t;
+
+static void redis_line(void *c, const char *k, apr_size_t kl, const char *v,
+                       apr_size_t vl)
+{
+    redis_ctx_t *ctx = c;
+    rsp_health_t *h = ctx->h;
+
+    if (KEY("run_id")) {
+        copy(h->instance, sizeof(h->instance), v, vl);
+    }
+    else if (KEY("uptime_in_seconds")) {
+        parse_i64(v, vl, &h->uptime);
+    }
+    else if (KEY("evicted_keys")) {
+        parse_i64(v, vl, &h->evictions);
+    }
+    else if (KEY("total_commands_processed")) {
+        parse_i64(v, vl, &h->activity);
+    }
+    else if (KEY("used_memory")) {
+        parse_i64(v, vl, &h->used);
+    }
+    else if (KEY("maxmemory")) {
+        parse_i64(v, vl, &h->limit);
+    }
+    else if (KEY("maxmemory_policy")) {
+        copy(ctx->policy, sizeof(ctx->policy), v, vl);
+    }
+    else if (KEY("role")) {
+        ctx->role_seen = 1;
+        h->replica = vl == 5 && !memcmp(v, "slave", 5);
+    }
+    else if (KEY("errorstat_OOM")) {
+        /* errorstat_OOM:count=3 */
+        if (vl > 6 && !memcmp(v, "count=", 6)) {
+            const char *comma = memchr(v, ',', vl);
+            parse_i64(v + 6, (comma ? (apr_size_t)(comma - v) : vl) - 6,
+                      &h->refusals);
+        }
+    }
+}
+
+apr_status_t rsp_health_parse_redis(rsp_health_t *h, const char *info)
+{
+    redis_ctx_t ctx;
+
+    init_health(h);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.h = h;
+    each_line(info, ':', redis_line, &ctx);
+    if (!h->instance[0] || h->uptime < 0 || !ctx.policy[0] || h->limit < 0) {
+        return APR_EINVAL; /* not an INFO with server and memory sections */
+    }
+    /* The errorstats section lists errorstat_OOM only once one happened. */
+    if (h->refusals < 0 && strstr(info, "# Errorstats")) {
+        h->refusals = 0;
+    }
+    if (strcmp(ctx.policy, "noeviction") != 0) {
+        h->evicting = 1;
+        snprintf(h->policy, sizeof(h->policy), "maxmemory-policy %s",
+                 ctx.policy);
+    }
+    else if (h->limit == 0) {
+        h->evicting = 1;
+        snprintf(h->policy, sizeof(h->policy),
+                 "no maxmemory set (grows until the system kills it)");
+    }
+    else {
+        snprintf(h->policy, sizeof(h->policy), "maxmemory-policy noeviction");
+    }
+    return APR_SUCCESS;
+}
+
+typedef struct {
+    apr_array_header_t *servers;
+    rsp_health_t *cur;
+    int settings;
+    apr_int64_t slab_evictions;
+    int evictions_on, slab_reassign;
+} mc_ctx_t;
+
+static rsp_health_t *mc_server(mc_ctx_t *ctx, const char *name, apr_size_t len)
+{
+    int i;
+
+    for (i = 0; i < ctx->servers->nelts; i++) {
+        rsp_health_t *h = &APR_ARRAY_IDX(ctx->servers, i, rsp_health_t);
+        if (strlen(h->name) == len && !memcmp(h->name, name, len)) {
+            return h;
+        }
+    }
+    if (ctx->settings) {
+        return NULL; /* settings of a server stats did not list */
+    }
+    {
+        rsp_health_t *h = apr_array_push(ctx->servers);
+        init_health(h);
+        copy(h->name, sizeof(h->name), name, len);
+        return h;
+    }
+}
+
+static void mc_line(void *c, const char *k, apr_size_t kl, const char *v,
+                    apr_size_t vl)
+{
+    mc_ctx_t *ctx = c;
+    rsp_health_t *h;
+    apr_int64_t n;
+
+    if (KEY("server")) {
+        ctx->cur = mc_server(ctx, v, vl);
+        return;
+    }
+    if (!(h = ctx->cur)) {
+        return;
+    }
+    if (ctx->settings) {
+        if (KEY("evictions")) {
+            int on = vl == 2 && !memcmp(v, "on", 2);
+            h->evicting |= on;
+            if (on) {
+                snprintf(h->policy + strlen(h->policy),
+                         sizeof(h->policy) - strlen(h->policy),
+                         "%sevictions on (started without -M)",
+                         h->policy[0] ? "; " : "");
+            }
+        }
+        else if (KEY("slab_reassign")) {
+            int on = vl == 3 && !memcmp(v, "yes", 3);
+            h->evicting |= on;
+            if (on) {
+                snprintf(h->policy + strlen(h->policy),
+                         sizeof(h->policy) - strlen(h->policy),
+                         "%sslab page mover on (started without "
+                         "-o no_slab_reassign)", h->policy[0] ? "; " : "");
+            }
+        }
+        return;
+    }
+    if (KEY("pid")) {
+        copy(h->instance, sizeof(h->instance), v, vl);
+    }
+    else if (KEY("uptime")) {
+        parse_i64(v, vl, &h->uptime);
+    }
+    else if (KEY("evictions") || KEY("slab_reassign_evictions_nomem")) {
+        if (parse_i64(v, vl, &n)) {
+            h->evictions = (h->evictions < 0 ? 0 : h->evictions) + n;
+        }
+    }
+    else if (KEY("store_no_memory")) {
+        parse_i64(v, vl, &h->refusals);
+    }
+    else if (KEY("total_connections")) {
+        parse_i64(v, vl, &h->activity);
+    }
+    else if (KEY("bytes")) {
+        parse_i64(v, vl, &h->used);
+    }
+    else if (KEY("limit_maxbytes")) {
+        parse_i64(v, vl, &h->limit);
+    }
+}
+
+apr_status_t rsp_health_parse_memcache(apr_array_header_t **out, apr_pool_t *p,
+                                       const char *stats, const char *settings)
+{
+    mc_ctx_t ctx;
+    int i;
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.servers = apr_array_make(p, 2, sizeof(rsp_health_t));
+    each_line(stats, ' ', mc_line, &ctx);
+    ctx.settings = 1;
+    ctx.cur = NULL;
+    if (settings) {
+        each_line(settings, ' ', mc_line, &ctx);
+    }
+    if (ctx.servers->nelts == 0) {
+        return APR_EINVAL;
+    }
+    for (i = 0; i < ctx.servers->nelts; i++) {
+        rsp_health_t *h = &APR_ARRAY_IDX(ctx.servers, i, rsp_health_t);
+        if (!h->instance[0] || h->uptime < 0) {
+            return APR_EINVAL;
+        }
+        if (!h->policy[0]) {
+            snprintf(h->policy, sizeof(h->policy),
+                     "evictions off (-M), slab page mover off");
+        }
+    }
+    *out = ctx.servers;
+    return APR_SUCCESS;
+}
+
+/* ---- comparing polls ---- */
+
+static void raise_alarm(apr_array_header_t *alarms, rsp_alarm_kind_t kind,
+                        int level, const char *text)
+{
+    rsp_alarm_t *a = apr_array_push(alarms);
+
+    a->kind = kind;
+    a->level = level;
+    a->text = text;
+}
+
+static const char *t(apr_pool_t *p, apr_time_t when)
+{
+    return rsp_format_time(p, when);
+}
+
+static const char *duration(apr_pool_t *p, apr_interval_time_t d)
+{
+    apr_int64_t s = apr_time_sec(d);
+
+    return s >= 3600 ? apr_psprintf(p, "%" APR_INT64_T_FMT "h%02" APR_INT64_T_FMT
+                                    "m%02" APR_INT64_T_FMT "s", s / 3600,
+                                    s / 60 % 60, s % 60)
+         : s >= 60 ? apr_psprintf(p, "%" APR_INT64_T_FMT "m%02" APR_INT64_T_FMT
+                                  "s", s / 60, s % 60)
+         : apr_psprintf(p, "%" APR_INT64_T_FMT "s", s);
+}
+
+/* A counter that went down (-1 = not reported, never "down"). */
+static int went_down(apr_int64_t before, apr_int64_t now)
+{
+    return before >= 0 && now >= 0 && now < before;
+}
+
+void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
+                      const rsp_monitor_params_t *mp, apr_pool_t *p,
+                      apr_array_header_t *alarms)
+{
+    const rsp_health_t *prev = st->have_last ? &st->last : NULL;
+    apr_interval_time_t window = apr_time_from_sec(mp->longest_window_s);
+
+    if (!cur->reachable) {
+        if (!st->down_since) {
+            st->down_since = st->down_logged = cur->polled;
+            raise_alarm(alarms, RSP_ALARM_UNREACHABLE, RSP_LOG_ERR, apr_psprintf(
+                p, "store %s unreachable: %s; sign-ins that need it are "
+                "refused (fail closed)", cur->name, cur->error));
+        }
+        else if (cur->polled - st->down_logged >= mp->unreachable_repeat) {
+            st->down_logged = cur->polled;
+            raise_alarm(alarms, RSP_ALARM_UNREACHABLE, RSP_LOG_ERR, apr_psprintf(
+                p, "store %s still unreachable, since %s (%s): %s", cur->name,
+                t(p, st->down_since), duration(p, cur->polled - st->down_since),
+                cur->error));
+        }
+        return; /* nothing else can be judged; the last good poll stays */
+    }
+    if (st->down_since) {
+        raise_alarm(alarms, RSP_ALARM_REACHABLE, RSP_LOG_NOTICE, apr_psprintf(
+            p, "store %s reachable again after %s (down since %s)", cur->name,
+            duration(p, cur->polled - st->down_since), t(p, st->down_since)));
+        st->down_since = st->down_logged = 0;
+    }
+
+    /* Loss: another instance, uptime back, or counters reset. */
+    if (prev) {
+        if (strcmp(prev->instance, cur->instance) != 0
+            || went_down(prev->uptime, cur->uptime)) {
+            apr_time_t at = cur->uptime >= 0
+                ? cur->polled - apr_time_from_sec(cur->uptime) : cur->polled;
+            raise_alarm(alarms, RSP_ALARM_LOSS, RSP_LOG_ERR, apr_psprintf(
+                p, "store %s restarted about %s (instance %s, was %s): claims "
+                "made before %s are lost; replays possible until %s",
+                cur->name, t(p, at), cur->instance, prev->instance, t(p, at),
+                t(p, at + window)));
+        }
+        else if (went_down(prev->activity, cur->activity)
+                 || went_down(prev->evictions, cur->evictions)
+                 || went_down(prev->refusals, cur->refusals)) {
+            raise_alarm(alarms, RSP_ALARM_LOSS, RSP_LOG_ERR, apr_psprintf(
+                p, "store %s counters were reset between %s and %s (CONFIG "
+                "RESETSTAT or stats reset): evictions in that interval "
+                "cannot be counted; if claims were lost, replays are "
+                "possible until %s", cur->name, t(p, prev->polled),
+                t(p, cur->polled), t(p, cur->polled + window)));
+        }
+        else {
+            if (cur->evictions > prev->evictions && prev->evictions >= 0) {
+                raise_alarm(alarms, RSP_ALARM_EVICTION, RSP_LOG_ERR, apr_psprintf(
+                    p, "store %s evicted %" APR_INT64_T_FMT " keys between %s "
+                    "and %s: %" APR_INT64_T_FMT " claims may have been "
+                    "evicted; an assertion claimed before %s may be replayed "
+                    "until %s", cur->name, cur->evictions - prev->evictions,
+                    t(p, prev->polled), t(p, cur->polled),
+                    cur->evictions - prev->evictions, t(p, cur->polled),
+                    t(p, cur->polled + window)));
+            }
+            if (cur->refusals > prev->refusals && prev->refusals >= 0) {
+                raise_alarm(alarms, RSP_ALARM_REFUSALS, RSP_LOG_ERR, apr_psprintf(
+                    p, "store %s is full: %" APR_INT64_T_FMT " writes refused "
+                    "for lack of memory between %s and %s; sign-ins are being "
+                    "refused (fail closed)", cur->name,
+                    cur->refusals - prev->refusals, t(p, prev->polled),
+                    t(p, cur->polled)));
+            }
+        }
+    }
+
+    /* Policy: at the first poll and whenever it changes. */
+    if (cur->evicting && (!st->policy_alarmed
+                          || strcmp(st->policy_seen, cur->policy) != 0)) {
+        raise_alarm(alarms, RSP_ALARM_POLICY, RSP_LOG_ERR, apr_psprintf(
+            p, "store %s may evict claims: %s; an evicted claim lets its "
+            "assertion be replayed until its window ends (up to %"
+            APR_INT64_T_FMT " s)", cur->name, cur->policy,
+            mp->longest_window_s));
+        st->policy_alarmed = 1;
+    }
+    else if (!cur->evicting && st->policy_alarmed) {
+        raise_alarm(alarms, RSP_ALARM_POLICY_OK, RSP_LOG_NOTICE, apr_psprintf(
+            p, "store %s no longer evicts: %s", cur->name, cur->policy));
+        st->policy_alarmed = 0;
+    }
+    copy(st->policy_seen, sizeof(st->policy_seen), cur->policy,
+         strlen(cur->policy));
+
+    /* Headroom. */
+    if (cur->limit > 0 && cur->used >= 0) {
+        apr_int64_t pct = cur->used * 100 / cur->limit;
+        if (pct >= mp->headroom_warn_pct && !st->headroom_high) {
+            st->headroom_high = 1;
+            raise_alarm(alarms, RSP_ALARM_HEADROOM, RSP_LOG_WARNING, apr_psprintf(
+                p, "store %s memory at %" APR_INT64_T_FMT "%% of its limit (%"
+                APR_INT64_T_FMT " of %" APR_INT64_T_FMT " bytes, warning at %d%%)"
+                ": when full, sign-ins are refused", cur->name, pct, cur->used,
+                cur->limit, mp->headroom_warn_pct));
+        }
+        else if (pct < mp->headroom_warn_pct && st->headroom_high) {
+            st->headroom_high = 0;
+            raise_alarm(alarms, RSP_ALARM_HEADROOM_OK, RSP_LOG_NOTICE, apr_psprintf(
+                p, "store %s memory back under %d%% of its limit (%"
+                APR_INT64_T_FMT "%%)", cur->name, mp->headroom_warn_pct, pct));
+        }
+    }
+
+    /* Role. */
+    if (cur->replica && !st->role_alarmed) {
+        st->role_alarmed = 1;
+        raise_alarm(alarms, RSP_ALARM_ROLE, RSP_LOG_ERR, apr_psprintf(
+            p, "store %s answers as a replica: claims cannot be written, "
+            "sign-ins are refused (fail closed); point ReplaySPStore at the "
+            "primary", cur->name));
+    }
+    else if (!cur->replica && st->role_alarmed) {
+        st->role_alarmed = 0;
+        raise_alarm(alarms, RSP_ALARM_ROLE_OK, RSP_LOG_NOTICE, apr_psprintf(
+            p, "store %s is a primary again", cur->name));
+    }
+
+    st->last = *cur;
+    st->have_last = 1;
+}

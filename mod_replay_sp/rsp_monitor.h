@@ -1,0 +1,87 @@
+/* Store health: read what a store reports about itself (Redis INFO,
+ * memcached stats and stats settings), compare one poll with the previous
+ * one, and decide which alarms to raise, with their blast radius. No I/O
+ * and no httpd here: the poller in the glue feeds it. */
+#ifndef RSP_MONITOR_H
+#define RSP_MONITOR_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <apr_time.h>
+
+#define RSP_HEALTH_TEXT 160
+
+/* What one store server said in one poll. Numbers are -1 when the store
+ * did not report them. */
+typedef struct {
+    char name[RSP_HEALTH_TEXT];     /* "host:port" or the store URL */
+    int reachable;
+    char error[RSP_HEALTH_TEXT];    /* why not, when not reachable */
+    apr_time_t polled;
+    char instance[64];              /* Redis run_id, memcached pid */
+    apr_int64_t uptime;             /* seconds */
+    apr_int64_t evictions;          /* evicted_keys; evictions + slab mover's */
+    apr_int64_t refusals;           /* errorstat_OOM; store_no_memory */
+    apr_int64_t activity;           /* a counter that only a reset lowers */
+    apr_int64_t used;               /* bytes */
+    apr_int64_t limit;              /* bytes; 0 = no limit */
+    int evicting;                   /* the configuration lets it drop claims */
+    char policy[RSP_HEALTH_TEXT];   /* the configuration, in words */
+    int replica;                    /* a read-only Redis replica */
+} rsp_health_t;
+
+/* Parse the text of Redis `INFO` (all sections, or at least server,
+ * memory, stats, replication, errorstats). Works without CONFIG. */
+apr_status_t rsp_health_parse_redis(rsp_health_t *h, const char *info);
+
+/* Parse `stats` and `stats settings` of one or several memcached servers
+ * as the memcache backend's info() returns them: blocks introduced by a
+ * line "server host:port". *out gets one rsp_health_t per server. */
+apr_status_t rsp_health_parse_memcache(apr_array_header_t **out, apr_pool_t *p,
+                                       const char *stats, const char *settings);
+
+/* What the poller remembers of one server between polls. Zero it to start. */
+typedef struct {
+    rsp_health_t last;          /* the last poll that reached it */
+    int have_last;
+    int policy_alarmed;
+    char policy_seen[RSP_HEALTH_TEXT];
+    int headroom_high;
+    int role_alarmed;
+    apr_time_t down_since;      /* 0 = reachable */
+    apr_time_t down_logged;
+} rsp_monitor_state_t;
+
+typedef struct {
+    apr_int64_t longest_window_s;        /* longest claim TTL handed out lately */
+    int headroom_warn_pct;               /* e.g. 80 */
+    apr_interval_time_t unreachable_repeat; /* repeat "still down" at most this often */
+} rsp_monitor_params_t;
+
+typedef enum {
+    RSP_ALARM_POLICY = 1,       /* error: the store may evict claims */
+    RSP_ALARM_POLICY_OK,        /* notice: it no longer may */
+    RSP_ALARM_EVICTION,         /* error: claims may have been evicted */
+    RSP_ALARM_LOSS,             /* error: restarted or reset: claims lost */
+    RSP_ALARM_REFUSALS,         /* error: full, sign-ins refused */
+    RSP_ALARM_HEADROOM,         /* warning: memory above the threshold */
+    RSP_ALARM_HEADROOM_OK,      /* notice: back under */
+    RSP_ALARM_UNREACHABLE,      /* error: cannot be reached */
+    RSP_ALARM_REACHABLE,        /* notice: reachable again, after how long */
+    RSP_ALARM_ROLE,             /* error: answers as a replica */
+    RSP_ALARM_ROLE_OK           /* notice: a primary again */
+} rsp_alarm_kind_t;
+
+typedef struct {
+    rsp_alarm_kind_t kind;
+    int level;                  /* RSP_LOG_* */
+    const char *text;
+} rsp_alarm_t;
+
+/* Compare cur with what st remembers, push the alarms to raise onto
+ * alarms (rsp_alarm_t, texts from p), and remember cur. */
+void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
+                      const rsp_monitor_params_t *mp, apr_pool_t *p,
+                      apr_array_header_t *alarms);
+
+#endif
