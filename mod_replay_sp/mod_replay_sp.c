@@ -8,6 +8,7 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
+#include <mod_status.h>
 
 #include "mod_replay_sp.h"
 #include "rsp_log.h"
@@ -173,7 +174,7 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             apr_hash_set(stores, id, APR_HASH_KEY_STRING, sc->store);
         }
     }
-    return OK;
+    return rsp_monitor_post_config(pconf, ptemp, s);
 }
 
 static apr_status_t server_ctor(void **res, void *params, apr_pool_t *p)
@@ -304,14 +305,22 @@ static int rsp_handler(request_rec *r)
 
 static void rsp_register_hooks(apr_pool_t *p)
 {
+    /* Before mod_watchdog's post_config, which starts the registered
+     * watchdogs (the store monitor). */
+    static const char *const before_watchdog[] = {"mod_watchdog.c", NULL};
+
     ap_hook_check_config(rsp_check_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_post_config(rsp_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(rsp_post_config, NULL, before_watchdog,
+                        APR_HOOK_MIDDLE);
     ap_hook_child_init(rsp_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_check_access_ex(rsp_endpoint_access, NULL, NULL, APR_HOOK_FIRST,
                             AP_AUTH_INTERNAL_PER_CONF);
     ap_hook_check_authn(rsp_check_authn, NULL, NULL, APR_HOOK_MIDDLE,
                         AP_AUTH_INTERNAL_PER_CONF);
     ap_hook_handler(rsp_handler, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_handler(rsp_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    APR_OPTIONAL_HOOK(ap, status_hook, rsp_status_hook, NULL, NULL,
+                      APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(replay_sp) = {

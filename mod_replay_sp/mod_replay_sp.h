@@ -5,6 +5,7 @@
 #include <httpd.h>
 #include <http_config.h>
 #include <http_log.h>
+#include <apr_atomic.h>
 #include <apr_reslist.h>
 
 #include "rsp_saml.h"
@@ -13,7 +14,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free number: 01010 (the list is in docs/operations.md). */
+ * Next free numbers: 01026 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -28,6 +29,8 @@
 #define RSP_DEFAULT_MAX_BODY 262144
 #define RSP_DEFAULT_COOKIE "replay_sp_session"
 #define RSP_RETRY_AFTER "5"
+#define RSP_DEFAULT_MONITOR_INTERVAL 5
+#define RSP_DEFAULT_HEADROOM_WARN 80
 #define RSP_SESSION_ID_BYTES 32
 
 /* One SP definition (the four SP directives of one section) and, per
@@ -45,6 +48,9 @@ typedef struct {
     apr_interval_time_t store_timeout; /* RSP_UNSET when unset */
     const char *key_prefix;
     const char *replica_name;
+    int on_failure_open;               /* RSP_UNSET, 0 closed, 1 open */
+    apr_int64_t monitor_interval;      /* seconds; RSP_UNSET */
+    apr_int64_t headroom_warn;         /* percent; RSP_UNSET */
     rsp_store_t *store;                /* set in post_config */
     apr_array_header_t *sps;           /* rsp_sp_conf_t *, defined here */
 } rsp_srv_cfg_t;
@@ -93,5 +99,49 @@ int rsp_unavailable(request_rec *r);
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_check_authn(request_rec *r);
+
+/* ---- counters and the store monitor (mod_replay_sp_monitor.c) ---- */
+
+#define RSP_LATENCY_BUCKETS 6
+/* upper bounds of the claim latency buckets, microseconds; the last is +Inf */
+extern const apr_interval_time_t rsp_latency_bounds[RSP_LATENCY_BUCKETS - 1];
+
+/* Per host, in shared memory: counters any child increments, and what the
+ * poller last saw (written by the poller only). */
+typedef struct {
+    apr_uint32_t claims_won;
+    apr_uint32_t replays_refused;
+    apr_uint32_t store_errors;
+    apr_uint32_t fail_open;
+    apr_uint32_t latency[RSP_LATENCY_BUCKETS];
+    apr_uint32_t latency_sum_us_lo;     /* sum of claim latencies (wraps) */
+    volatile apr_int64_t claim_expiry_max; /* latest expiry of a claim, us */
+    volatile apr_int64_t last_poll;     /* us since epoch; 0 = never */
+    volatile apr_int64_t used;          /* bytes, all servers */
+    volatile apr_int64_t limit;         /* bytes, all servers; 0 = none */
+    volatile apr_int64_t evictions_seen;
+    volatile apr_int32_t store_up;      /* 1 all reachable, 0 not, -1 unknown */
+    volatile apr_int32_t alarms_raised;
+} rsp_shared_t;
+
+/* NULL before post_config or when shared memory could not be made. */
+rsp_shared_t *rsp_shared(void);
+/* A claim the store answered: its latency and the claim's expiry. */
+void rsp_count_claim(apr_interval_time_t latency, apr_time_t expiry);
+/* One more of a counter: RSP_COUNT(replays_refused). */
+#define RSP_COUNT(field) do {                          \
+        rsp_shared_t *sh_ = rsp_shared();              \
+        if (sh_) {                                     \
+            apr_atomic_inc32(&sh_->field);             \
+        }                                              \
+    } while (0)
+
+int rsp_monitor_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
+                            server_rec *s);
+void rsp_monitor_register_hooks(apr_pool_t *p);
+
+/* mod_replay_sp_status.c */
+int rsp_status_handler(request_rec *r);
+int rsp_status_hook(request_rec *r, int flags);
 
 #endif

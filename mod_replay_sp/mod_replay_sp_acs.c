@@ -139,7 +139,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_session_t sess;
     rsp_lasso_server_t *server;
     apr_int64_t lifetime_ms;
-    apr_time_t now;
+    apr_time_t now, t0;
     apr_status_t rv;
     char *body;
     void *res;
@@ -220,16 +220,39 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     claim_val = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT "&s=%s",
                              replica, apr_time_sec(now),
                              skey + strlen(rsp_cfg_prefix(sc)) + 2);
+    t0 = apr_time_now();
     rv = rsp_store_claim(st, r->pool, claim_key, claim_val, a->ttl_ms, &won,
                          &err);
-    if (rv != APR_SUCCESS) {
+    if (rv == APR_SUCCESS) {
+        apr_time_t t1 = apr_time_now();
+        rsp_count_claim(t1 - t0, t1 + a->ttl_ms * 1000);
+        if (won) {
+            RSP_COUNT(claims_won);
+        }
+    }
+    else if (sc->on_failure_open != 1) {
+        RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
                       "sign-in refused, store unavailable (fail closed): "
                       "issuer=%s assertion=%s client=%s replica=%s: %s",
                       a->issuer, ahash, r->useragent_ip, replica, err);
         return rsp_unavailable(r);
     }
+    else {
+        /* ReplaySPOnStoreFailure open: the operator chose availability. */
+        RSP_COUNT(store_errors);
+        RSP_COUNT(fail_open);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01025)
+                      "sign-in accepted WITHOUT a claim (ReplaySPOnStoreFailure "
+                      "open): a replay of this assertion would not be detected "
+                      "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
+                      rsp_format_time(r->pool, a->window_end
+                                      + apr_time_from_sec(cp.skew_s)),
+                      a->issuer, ahash, r->useragent_ip, replica, err);
+        won = 1;
+    }
     if (!won) {
+        RSP_COUNT(replays_refused);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
                       "replay refused: issuer=%s assertion=%s client=%s "
                       "replica=%s first-claimed-by=%s", a->issuer, ahash,
@@ -254,6 +277,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     }
     if (rv != APR_SUCCESS) {
         const char *err2 = NULL;
+        RSP_COUNT(store_errors);
         apr_status_t rv2 = rsp_store_del_if_equal(st, r->pool, claim_key,
                                                   claim_val, &deleted, &err2);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01005)

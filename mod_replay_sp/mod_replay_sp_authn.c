@@ -64,6 +64,7 @@ int rsp_check_authn(request_rec *r)
     if (rsp_store_get(sc->store, r->pool,
                       rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid), &val,
                       &len, &err) != APR_SUCCESS) {
+        RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01006)
                       "cannot read the session, store unavailable (fail "
                       "closed): client=%s replica=%s: %s", r->useragent_ip,

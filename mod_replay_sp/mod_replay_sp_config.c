@@ -12,6 +12,9 @@ void *rsp_create_srv_cfg(apr_pool_t *p, server_rec *s)
     rsp_srv_cfg_t *sc = apr_pcalloc(p, sizeof(*sc));
 
     sc->store_timeout = RSP_UNSET;
+    sc->on_failure_open = RSP_UNSET;
+    sc->monitor_interval = RSP_UNSET;
+    sc->headroom_warn = RSP_UNSET;
     sc->sps = apr_array_make(p, 2, sizeof(rsp_sp_conf_t *));
     return sc;
 }
@@ -27,6 +30,11 @@ void *rsp_merge_srv_cfg(apr_pool_t *p, void *basev, void *addv)
                                                         : base->store_timeout;
     sc->key_prefix = add->key_prefix ? add->key_prefix : base->key_prefix;
     sc->replica_name = add->replica_name ? add->replica_name : base->replica_name;
+    sc->on_failure_open = add->on_failure_open != RSP_UNSET ? add->on_failure_open
+                                                            : base->on_failure_open;
+    /* The monitor is per host: main server only. */
+    sc->monitor_interval = base->monitor_interval;
+    sc->headroom_warn = base->headroom_warn;
     sc->sps = add->sps; /* SPs defined in this virtual host's sections */
     return sc;
 }
@@ -165,6 +173,32 @@ static const char *set_key_prefix(cmd_parms *cmd, void *mconfig, const char *arg
     return NULL;
 }
 
+static const char *set_on_failure(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    if (!strcasecmp(arg, "closed")) {
+        srv_cfg(cmd)->on_failure_open = 0;
+    }
+    else if (!strcasecmp(arg, "open")) {
+        srv_cfg(cmd)->on_failure_open = 1;
+    }
+    else {
+        return invalid(cmd, arg, "expected closed or open");
+    }
+    return NULL;
+}
+
+static const char *set_monitor_num(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    if (err) {
+        return err;
+    }
+    return (intptr_t)cmd->info == 0
+        ? parse_num(cmd, arg, 0, 3600, &srv_cfg(cmd)->monitor_interval)
+        : parse_num(cmd, arg, 1, 100, &srv_cfg(cmd)->headroom_warn);
+}
+
 static const char *set_replica_name(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     srv_cfg(cmd)->replica_name = arg;
@@ -297,6 +331,15 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPReplicaName", set_replica_name, NULL, RSRC_CONF,
                   "Name of this replica in claims and log lines (default "
                   "hostname:port of the connection)"),
+    AP_INIT_TAKE1("ReplaySPOnStoreFailure", set_on_failure, NULL, RSRC_CONF,
+                  "closed: refuse a sign-in the store could not claim (503); "
+                  "open: accept it, logged at error level (default closed)"),
+    AP_INIT_TAKE1("ReplaySPMonitorInterval", set_monitor_num, (void *)0, RSRC_CONF,
+                  "Seconds between two polls of the store by the monitor; 0 "
+                  "turns it off (default 5; main server only)"),
+    AP_INIT_TAKE1("ReplaySPHeadroomWarn", set_monitor_num, (void *)1, RSRC_CONF,
+                  "Warn when the store's memory reaches this percentage of "
+                  "its limit (default 80; main server only)"),
     /* The SP: per location, in the main configuration only (not .htaccess),
      * all four in the same section. */
     AP_INIT_TAKE1("ReplaySPEntityID", set_entity_id, NULL, ACCESS_CONF,

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +26,32 @@ static void copy(char *dst, apr_size_t size, const char *src, apr_size_t len)
     dst[len] = '\0';
 }
 
+/* A whole non-negative decimal number; *out untouched when it is not. */
 static int parse_i64(const char *s, apr_size_t len, apr_int64_t *out)
 {
     char buf[32], *end;
+    apr_int64_t v;
 
-    if (len == 0 || len >= sizeof(buf)) {
+    if (len == 0 || len >= sizeof(buf) || s[0] < '0' || s[0] > '9') {
         return 0;
     }
     memcpy(buf, s, len);
     buf[len] = '\0';
-    *out = apr_strtoi64(buf, &end, 10);
-    return *end == '\0' && *out >= 0;
+    errno = 0;
+    v = apr_strtoi64(buf, &end, 10);
+    if (*end != '\0' || errno || v < 0) {
+        return 0;
+    }
+    *out = v;
+    return 1;
 }
+
+/* A number the parsers rely on: a malformed one makes the reply unusable. */
+#define NUM(v, vl, dst, bad) do {           \
+        if (!parse_i64((v), (vl), (dst))) { \
+            (bad) = 1;                      \
+        }                                   \
+    } while (0)
 
 /* Calls fn(key, klen, value, vlen) for each "key<sep>value" line. */
 typedef void line_fn(void *ctx, const char *k, apr_size_t kl, const char *v,
@@ -67,6 +82,7 @@ typedef struct {
     rsp_health_t *h;
     char policy[64];
     int role_seen;
+    int bad;
 } redis_ctx_t;
 
 static void redis_line(void *c, const char *k, apr_size_t kl, const char *v,
@@ -79,19 +95,19 @@ static void redis_line(void *c, const char *k, apr_size_t kl, const char *v,
         copy(h->instance, sizeof(h->instance), v, vl);
     }
     else if (KEY("uptime_in_seconds")) {
-        parse_i64(v, vl, &h->uptime);
+        NUM(v, vl, &h->uptime, ctx->bad);
     }
     else if (KEY("evicted_keys")) {
-        parse_i64(v, vl, &h->evictions);
+        NUM(v, vl, &h->evictions, ctx->bad);
     }
     else if (KEY("total_commands_processed")) {
-        parse_i64(v, vl, &h->activity);
+        NUM(v, vl, &h->activity, ctx->bad);
     }
     else if (KEY("used_memory")) {
-        parse_i64(v, vl, &h->used);
+        NUM(v, vl, &h->used, ctx->bad);
     }
     else if (KEY("maxmemory")) {
-        parse_i64(v, vl, &h->limit);
+        NUM(v, vl, &h->limit, ctx->bad);
     }
     else if (KEY("maxmemory_policy")) {
         copy(ctx->policy, sizeof(ctx->policy), v, vl);
@@ -104,8 +120,8 @@ static void redis_line(void *c, const char *k, apr_size_t kl, const char *v,
         /* errorstat_OOM:count=3 */
         if (vl > 6 && !memcmp(v, "count=", 6)) {
             const char *comma = memchr(v, ',', vl);
-            parse_i64(v + 6, (comma ? (apr_size_t)(comma - v) : vl) - 6,
-                      &h->refusals);
+            NUM(v + 6, (comma ? (apr_size_t)(comma - v) : vl) - 6,
+                &h->refusals, ctx->bad);
         }
     }
 }
@@ -118,7 +134,8 @@ apr_status_t rsp_health_parse_redis(rsp_health_t *h, const char *info)
     memset(&ctx, 0, sizeof(ctx));
     ctx.h = h;
     each_line(info, ':', redis_line, &ctx);
-    if (!h->instance[0] || h->uptime < 0 || !ctx.policy[0] || h->limit < 0) {
+    if (ctx.bad || !h->instance[0] || h->uptime < 0 || !ctx.policy[0]
+        || h->limit < 0) {
         return APR_EINVAL; /* not an INFO with server and memory sections */
     }
     /* The errorstats section lists errorstat_OOM only once one happened. */
@@ -145,8 +162,7 @@ typedef struct {
     apr_array_header_t *servers;
     rsp_health_t *cur;
     int settings;
-    apr_int64_t slab_evictions;
-    int evictions_on, slab_reassign;
+    int bad;
 } mc_ctx_t;
 
 static rsp_health_t *mc_server(mc_ctx_t *ctx, const char *name, apr_size_t len)
@@ -184,6 +200,11 @@ static void mc_line(void *c, const char *k, apr_size_t kl, const char *v,
     if (!(h = ctx->cur)) {
         return;
     }
+    if (KEY("error")) {
+        h->reachable = 0;
+        copy(h->error, sizeof(h->error), v, vl);
+        return;
+    }
     if (ctx->settings) {
         if (KEY("evictions")) {
             int on = vl == 2 && !memcmp(v, "on", 2);
@@ -211,24 +232,27 @@ static void mc_line(void *c, const char *k, apr_size_t kl, const char *v,
         copy(h->instance, sizeof(h->instance), v, vl);
     }
     else if (KEY("uptime")) {
-        parse_i64(v, vl, &h->uptime);
+        NUM(v, vl, &h->uptime, ctx->bad);
     }
     else if (KEY("evictions") || KEY("slab_reassign_evictions_nomem")) {
         if (parse_i64(v, vl, &n)) {
             h->evictions = (h->evictions < 0 ? 0 : h->evictions) + n;
         }
+        else {
+            ctx->bad = 1;
+        }
     }
     else if (KEY("store_no_memory")) {
-        parse_i64(v, vl, &h->refusals);
+        NUM(v, vl, &h->refusals, ctx->bad);
     }
     else if (KEY("total_connections")) {
-        parse_i64(v, vl, &h->activity);
+        NUM(v, vl, &h->activity, ctx->bad);
     }
     else if (KEY("bytes")) {
-        parse_i64(v, vl, &h->used);
+        NUM(v, vl, &h->used, ctx->bad);
     }
     else if (KEY("limit_maxbytes")) {
-        parse_i64(v, vl, &h->limit);
+        NUM(v, vl, &h->limit, ctx->bad);
     }
 }
 
@@ -246,11 +270,14 @@ apr_status_t rsp_health_parse_memcache(apr_array_header_t **out, apr_pool_t *p,
     if (settings) {
         each_line(settings, ' ', mc_line, &ctx);
     }
-    if (ctx.servers->nelts == 0) {
+    if (ctx.servers->nelts == 0 || ctx.bad) {
         return APR_EINVAL;
     }
     for (i = 0; i < ctx.servers->nelts; i++) {
         rsp_health_t *h = &APR_ARRAY_IDX(ctx.servers, i, rsp_health_t);
+        if (!h->reachable) {
+            continue;
+        }
         if (!h->instance[0] || h->uptime < 0) {
             return APR_EINVAL;
         }

@@ -36,7 +36,8 @@ apr_status_t rsp_health_parse_redis(rsp_health_t *h, const char *info);
 
 /* Parse `stats` and `stats settings` of one or several memcached servers
  * as the memcache backend's info() returns them: blocks introduced by a
- * line "server host:port". *out gets one rsp_health_t per server. */
+ * line "server host:port"; a block "error <why>" is a server that did not
+ * answer (reachable = 0). *out gets one rsp_health_t per server. */
 apr_status_t rsp_health_parse_memcache(apr_array_header_t **out, apr_pool_t *p,
                                        const char *stats, const char *settings);
 

@@ -33,7 +33,10 @@ typedef struct {
     apr_status_t (*del_if_equal)(rsp_store_t *st, apr_pool_t *p, const char *key,
                                  const char *value, int *deleted,
                                  const char **err);
-    /* Server statistics as text (Redis INFO section, memcached stats). */
+    /* Server statistics as text: Redis INFO [section]; memcached
+     * "stats [section]" of each server in blocks "server host:port", a
+     * server that did not answer as a block with a line "error <why>"
+     * (the call fails only when no server answers). */
     apr_status_t (*info)(rsp_store_t *st, apr_pool_t *p, const char *section,
                          const char **text, const char **err);
 } rsp_store_ops_t;

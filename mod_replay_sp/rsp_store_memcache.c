@@ -328,7 +328,10 @@ static apr_status_t expiry(apr_int64_t ttl_ms, apr_int64_t *exp, const char **er
         *err = "TTL must be positive";
         return APR_EINVAL;
     }
-    *exp = rsp_ttl_seconds(ttl_ms);
+    /* memcached's clock ticks once a second and an item set just before a
+     * tick loses up to a second: one more keeps every item for at least
+     * its TTL (a claim must never expire before its window). */
+    *exp = rsp_ttl_seconds(ttl_ms) + 1;
     if (*exp > MC_MAX_RELATIVE_EXPIRY) {
         *err = "TTL beyond memcached's 30-day relative expiry";
         return APR_EINVAL;
@@ -523,43 +526,52 @@ done:
 }
 
 /* "stats" or "stats <section>" of every server, each block introduced by
- * a line "server host:port". */
+ * a line "server host:port". A server that cannot answer gets a block
+ * with one line "error <why>"; the call fails only if none answers. */
 static apr_status_t mc_info(rsp_store_t *st, apr_pool_t *p, const char *section,
                             const char **text, const char **err)
 {
     mc_impl_t *impl = st->impl;
-    const char *out = "", *cmd, *line;
+    const char *out = "", *cmd, *line, *why = NULL;
     apr_status_t rv;
-    int i, lines;
+    int i, lines, answered = 0;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS) {
         return rv;
     }
     cmd = section ? apr_pstrcat(p, "stats ", section, "\r\n", NULL) : "stats\r\n";
     for (i = 0; i < impl->n; i++) {
+        const char *block = "";
         op_t op;
-        if ((rv = begin(&op, st, &impl->servers[i], p, err)) != APR_SUCCESS) {
-            return rv;
-        }
-        out = apr_pstrcat(p, out, "server ", impl->servers[i].name, "\n", NULL);
-        rv = send_all(&op, cmd, strlen(cmd));
-        for (lines = 0; rv == APR_SUCCESS; lines++) {
-            if ((rv = read_line(&op, &line)) != APR_SUCCESS) {
-                break;
+        if ((rv = begin(&op, st, &impl->servers[i], p, &why)) == APR_SUCCESS) {
+            rv = send_all(&op, cmd, strlen(cmd));
+            for (lines = 0; rv == APR_SUCCESS; lines++) {
+                if ((rv = read_line(&op, &line)) != APR_SUCCESS) {
+                    break;
+                }
+                if (!strcmp(line, "END")) {
+                    break;
+                }
+                if (strncmp(line, "STAT ", 5) != 0 || lines > 10000) {
+                    rv = unexpected(&op, line);
+                    break;
+                }
+                block = apr_pstrcat(p, block, line + 5, "\n", NULL);
             }
-            if (!strcmp(line, "END")) {
-                break;
-            }
-            if (strncmp(line, "STAT ", 5) != 0 || lines > 10000) {
-                rv = unexpected(&op, line);
-                break;
-            }
-            out = apr_pstrcat(p, out, line + 5, "\n", NULL);
+            end(&op);
         }
-        end(&op);
-        if (rv != APR_SUCCESS) {
-            return rv;
+        if (rv == APR_SUCCESS) {
+            answered++;
         }
+        else {
+            block = apr_pstrcat(p, "error ", why, "\n", NULL);
+        }
+        out = apr_pstrcat(p, out, "server ", impl->servers[i].name, "\n",
+                          block, NULL);
+    }
+    if (!answered) {
+        *err = why;
+        return APR_EGENERAL;
     }
     *text = out;
     return APR_SUCCESS;

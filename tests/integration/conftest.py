@@ -202,7 +202,7 @@ def _heal_redis(redis):
         redis.resume()
     c = redis.client()
     try:
-        c.call("CONFIG", "SET", "maxmemory", "0")
+        c.call("CONFIG", "SET", "maxmemory", harness.REDIS_MAXMEMORY)
         if c.info("replication").get("role") != "master":
             c.call("REPLICAOF", "NO", "ONE")
         c.flushall()

@@ -60,6 +60,10 @@ _GLIB_RE = re.compile(r"(-(?:WARNING|CRITICAL|ERROR) \*\*|^\*\*\s*\(|^(?:\w+ )?e
 # A child that died on a signal is logged at notice level: still a failure.
 _CRASH_RE = re.compile(r"AH00052|exit signal|AH00060|seems to have exited|AddressSanitizer|runtime error:")
 
+# A store configured as the operations guide asks (a limit, noeviction):
+# anything else makes the module's store monitor raise its policy alarm.
+REDIS_MAXMEMORY = "256mb"
+
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
 
@@ -323,7 +327,7 @@ class RedisServer:
         return [REDIS_SERVER,
                 "--port", str(self.port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "no",
-                "--maxmemory-policy", "noeviction",
+                "--maxmemory", REDIS_MAXMEMORY, "--maxmemory-policy", "noeviction",
                 "--unixsocket", self.unix_path, "--unixsocketperm", "777",
                 "--dir", self.dir, "--logfile", self.log_path,
                 "--daemonize", "no", "--protected-mode", "yes"]
@@ -637,14 +641,21 @@ def bad_log_lines(lines, allowed=()):
     return bad
 
 
-def sp_conf_body(store_url, sp, server_extra="", location_extra=""):
+def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=False):
     """The module's part of a replica's httpd.conf: the store, then a
     protected <Location /> with the SP settings (sp: entity_id, key_file,
     cert_file, idp_metadata list; a missing/None entry is left out) and
-    two headers that expose REMOTE_USER and AUTH_TYPE to the tests."""
+    two headers that expose REMOTE_USER and AUTH_TYPE to the tests.
+
+    The store monitor is off unless ``monitor``: it polls on its own clock,
+    so an alarm caused by one test (a store stopped, filled, made a
+    replica) could land in the error log during the next one. It has its
+    own tests, with instances of their own."""
     lines = []
     if store_url:
         lines.append("ReplaySPStore %s" % store_url)
+    if not monitor:
+        lines.append("ReplaySPMonitorInterval 0")
     lines.append(server_extra)
     lines.append("<Location />")
     lines.append("    AuthType ReplaySP")

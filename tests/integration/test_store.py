@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+import harness
+
 from harness import (TAGS, claim_key, free_port, get, post_acs, session_cookie)
 from test_fleet import PAGE, claims, sessions, sign_in
 
@@ -116,7 +118,7 @@ def test_g_redis_oom_fails_closed(fleet, saml, rc):
         assert not rc.exists(m.key)
         assert sessions(rc) == []
     finally:
-        rc.call("CONFIG", "SET", "maxmemory", "0")
+        rc.call("CONFIG", "SET", "maxmemory", harness.REDIS_MAXMEMORY)
     r, _ = until(lambda: post_acs(fleet.public, m.b64), lambda r: r.status_code == 303)
     assert_store_works(fleet, saml, rc)
 

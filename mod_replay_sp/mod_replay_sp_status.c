@@ -1,0 +1,166 @@
+/* What the counters and the store monitor show: a section of mod_status
+ * (HTML and ?auto) and a handler an operator can scrape
+ * (SetHandler replay-sp-status, Prometheus text exposition format). */
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <mod_status.h>
+
+#include "mod_replay_sp.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+typedef struct {
+    const char *name;     /* Prometheus name; mod_status key derived */
+    const char *type;     /* counter, gauge */
+    const char *help;
+    apr_int64_t value;
+} metric_t;
+
+static int snapshot(metric_t *m, const rsp_shared_t *sh)
+{
+    int n = 0;
+
+#define METRIC(nm, ty, hp, v) \
+    do { m[n].name = nm; m[n].type = ty; m[n].help = hp; m[n].value = (v); n++; } while (0)
+    METRIC("replay_sp_claims_won_total", "counter",
+           "Sign-ins whose claim this host won.", sh->claims_won);
+    METRIC("replay_sp_replays_refused_total", "counter",
+           "Posts refused because their assertion was already claimed.",
+           sh->replays_refused);
+    METRIC("replay_sp_store_errors_total", "counter",
+           "Store operations that gave no verdict (requests failed closed).",
+           sh->store_errors);
+    METRIC("replay_sp_fail_open_total", "counter",
+           "Sign-ins accepted without a claim (ReplaySPOnStoreFailure open).",
+           sh->fail_open);
+    METRIC("replay_sp_store_up", "gauge",
+           "1 when every store server answered the last poll, 0 when not, "
+           "-1 before the first poll.", sh->store_up);
+    METRIC("replay_sp_store_used_bytes", "gauge",
+           "Memory the store reported in use at the last poll.", sh->used);
+    METRIC("replay_sp_store_limit_bytes", "gauge",
+           "The store's memory limit at the last poll (0: none).", sh->limit);
+    METRIC("replay_sp_store_evictions_seen_total", "counter",
+           "Evictions the monitor saw the store make.", sh->evictions_seen);
+    METRIC("replay_sp_monitor_alarms_total", "counter",
+           "Alarm lines the monitor wrote to the error log.", sh->alarms_raised);
+    METRIC("replay_sp_monitor_last_poll_timestamp_seconds", "gauge",
+           "When the monitor last polled the store (0: never).",
+           apr_time_sec(sh->last_poll));
+#undef METRIC
+    return n;
+}
+
+/* replay_sp_claims_won_total -> ReplaySPClaimsWon */
+static const char *status_key(apr_pool_t *p, const char *name)
+{
+    char *out, *o;
+    const char *c = name + strlen("replay_sp_");
+    int up = 1;
+
+    o = out = apr_pcalloc(p, strlen(name) + 16);
+    strcpy(o, "ReplaySP");
+    o += 8;
+    for (; *c; c++) {
+        if (!strcmp(c, "_total") || !strcmp(c, "_timestamp_seconds")) {
+            break;
+        }
+        if (*c == '_') {
+            up = 1;
+            continue;
+        }
+        *o++ = up ? (char)apr_toupper(*c) : *c;
+        up = 0;
+    }
+    return out;
+}
+
+int rsp_status_hook(request_rec *r, int flags)
+{
+    const rsp_shared_t *sh = rsp_shared();
+    metric_t m[16];
+    int i, n, b;
+
+    if (!sh) {
+        return OK;
+    }
+    n = snapshot(m, sh);
+    if (flags & AP_STATUS_SHORT) {
+        for (i = 0; i < n; i++) {
+            ap_rprintf(r, "%s: %" APR_INT64_T_FMT "\n",
+                       status_key(r->pool, m[i].name), m[i].value);
+        }
+        for (b = 0; b < RSP_LATENCY_BUCKETS; b++) {
+            ap_rprintf(r, "ReplaySPClaimLatency%s: %u\n",
+                       b < RSP_LATENCY_BUCKETS - 1
+                       ? apr_psprintf(r->pool, "Le%" APR_TIME_T_FMT "us",
+                                      rsp_latency_bounds[b])
+                       : "Over", sh->latency[b]);
+        }
+        return OK;
+    }
+    ap_rputs("<hr />\n<h2>mod_replay_sp</h2>\n<table>\n", r);
+    for (i = 0; i < n; i++) {
+        ap_rprintf(r, "<tr><th>%s</th><td>%" APR_INT64_T_FMT "</td><td>%s</td></tr>\n",
+                   status_key(r->pool, m[i].name), m[i].value,
+                   ap_escape_html(r->pool, m[i].help));
+    }
+    ap_rputs("</table>\n<h3>Claim latency</h3>\n<table>\n", r);
+    for (b = 0; b < RSP_LATENCY_BUCKETS; b++) {
+        ap_rprintf(r, "<tr><th>%s</th><td>%u</td></tr>\n",
+                   b < RSP_LATENCY_BUCKETS - 1
+                   ? apr_psprintf(r->pool, "&le; %" APR_TIME_T_FMT " ms",
+                                  rsp_latency_bounds[b] / 1000)
+                   : "more", sh->latency[b]);
+    }
+    ap_rputs("</table>\n", r);
+    return OK;
+}
+
+int rsp_status_handler(request_rec *r)
+{
+    const rsp_shared_t *sh = rsp_shared();
+    metric_t m[16];
+    apr_uint32_t cum = 0;
+    int i, n, b;
+
+    if (!r->handler || strcmp(r->handler, "replay-sp-status") != 0) {
+        return DECLINED;
+    }
+    if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    if (!sh) {
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    ap_set_content_type(r, "text/plain; version=0.0.4; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->header_only) {
+        return OK;
+    }
+    n = snapshot(m, sh);
+    for (i = 0; i < n; i++) {
+        ap_rprintf(r, "# HELP %s %s\n# TYPE %s %s\n%s %" APR_INT64_T_FMT "\n",
+                   m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,
+                   m[i].value);
+    }
+    ap_rputs("# HELP replay_sp_claim_latency_seconds Time the store took to "
+             "answer a claim.\n# TYPE replay_sp_claim_latency_seconds "
+             "histogram\n", r);
+    for (b = 0; b < RSP_LATENCY_BUCKETS; b++) {
+        cum += sh->latency[b];
+        ap_rprintf(r, "replay_sp_claim_latency_seconds_bucket{le=\"%s\"} %u\n",
+                   b < RSP_LATENCY_BUCKETS - 1
+                   ? apr_psprintf(r->pool, "%d.%06d",
+                                  (int)(rsp_latency_bounds[b] / 1000000),
+                                  (int)(rsp_latency_bounds[b] % 1000000))
+                   : "+Inf", cum);
+    }
+    ap_rprintf(r, "replay_sp_claim_latency_seconds_count %u\n", cum);
+    ap_rprintf(r, "replay_sp_claim_latency_seconds_sum %.6f\n",
+               (double)sh->latency_sum_us_lo / 1e6);
+    return OK;
+}
