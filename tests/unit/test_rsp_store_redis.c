@@ -16,31 +16,22 @@
  * The tests check the server with a hiredis connection of their own ("raw").
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "rsp_unit.h"
+#include "rsp_unit_server.h"
 #include <apr_general.h>
 #include <apr_pools.h>
 #include <apr_strings.h>
-#include <apr_thread_mutex.h>
-#include <apr_thread_proc.h>
 #include <apr_time.h>
 #include <hiredis.h>
 
@@ -49,13 +40,6 @@
 
 #define HOST "127.0.0.1"
 #define PASS "secret"
-#define TTL 60000 /* ms */
-
-/* Store timeouts: generous for the working cases, short for the hung ones. */
-#define T_NORMAL apr_time_from_sec(2)
-#define T_SHORT apr_time_from_msec(300)
-/* What a bounded operation may take beyond its timeout. */
-#define SLACK apr_time_from_msec(500)
 
 /* ------------------------------------------------------------------ */
 /* The server (plain POSIX: runs before apr_initialize)                 */
@@ -66,47 +50,7 @@ static char srv_dir[] = "/tmp/rsp-redis-XXXXXX";
 static char srv_sock[256];
 static char srv_log[256];
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts;
-
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    nanosleep(&ts, NULL);
-}
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A loopback socket bound to port 0; *port gets the port. */
-static int bound_socket(int *port)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    if (fd < 0) {
-        return -1;
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = 0;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-        close(fd);
-        return -1;
-    }
-    *port = ntohs(sa.sin_port);
-    return fd;
-}
-
-static int server_ping(void)
+static int server_ping(void *unused)
 {
     struct timeval tv = {0, 200000};
     redisContext *c = redisConnectWithTimeout(HOST, srv_port, tv);
@@ -131,20 +75,16 @@ static int server_start(void)
 {
     const char *bin = getenv("RSP_REDIS_SERVER");
     char port[16];
-    long long deadline;
-    int fd, i, status;
+    /* Options and their values. */
+    /* clang-format off */
+    const char *argv[] = {NULL,
+        "--port", port, "--bind", HOST, "--save", "",
+        "--appendonly", "no", "--daemonize", "no", "--dir", srv_dir,
+        "--unixsocket", srv_sock, "--unixsocketperm", "700", NULL};
+    /* clang-format on */
+    int fd;
 
-    if (!bin) {
-        bin = "/usr/bin/redis-server";
-    }
-    if (access(bin, X_OK) != 0) {
-        fprintf(stderr, "%s: not executable\n", bin);
-        return -1;
-    }
-    if (!mkdtemp(srv_dir)) {
-        perror("mkdtemp");
-        return -1;
-    }
+    argv[0] = bin ? bin : "/usr/bin/redis-server";
     snprintf(srv_sock, sizeof(srv_sock), "%s/redis.sock", srv_dir);
     snprintf(srv_log, sizeof(srv_log), "%s/redis.log", srv_dir);
     if ((fd = bound_socket(&srv_port)) < 0) {
@@ -153,135 +93,19 @@ static int server_start(void)
     }
     close(fd);
     snprintf(port, sizeof(port), "%d", srv_port);
-
-    fflush(stdout);
-    fflush(stderr);
-    srv_pid = fork();
-    if (srv_pid < 0) {
-        perror("fork");
-        return -1;
-    }
-    if (srv_pid == 0) {
-        int log = open(srv_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int nul = open("/dev/null", O_RDONLY);
-
-        if (log < 0 || nul < 0) {
-            _exit(126);
-        }
-#ifdef __linux__
-        /* Should this process die without stopping it. */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-        dup2(nul, 0);
-        dup2(log, 1);
-        dup2(log, 2);
-        execl(bin, bin, "--port", port, "--bind", HOST, "--save", "",
-              "--appendonly", "no", "--daemonize", "no", "--dir", srv_dir,
-              "--unixsocket", srv_sock, "--unixsocketperm", "700",
-              (char *)NULL);
-        _exit(127);
-    }
-
-    deadline = mono_ms() + 10000;
-    for (i = 0; i < 500 && mono_ms() < deadline; i++) {
-        if (waitpid(srv_pid, &status, WNOHANG) == srv_pid) {
-            fprintf(stderr, "redis-server exited at start; see %s\n", srv_log);
-            srv_pid = -1;
-            return -1;
-        }
-        if (server_ping()) {
-            return 0;
-        }
-        sleep_ms(20);
-    }
-    fprintf(stderr, "redis-server did not answer within 10 s; see %s\n",
-            srv_log);
-    return -1;
+    srv_pid = spawn_server(argv, srv_log, server_ping, NULL);
+    return srv_pid > 0 ? 0 : -1;
 }
 
-/* Stop it by its PID: SIGTERM, up to 5 s, then SIGKILL. */
 static void server_stop(void)
 {
-    int i, status;
-
-    if (srv_pid <= 0) {
-        return;
-    }
-    kill(srv_pid, SIGCONT);
-    kill(srv_pid, SIGTERM);
-    for (i = 0; i < 250; i++) {
-        if (waitpid(srv_pid, &status, WNOHANG) == srv_pid) {
-            srv_pid = -1;
-            return;
-        }
-        sleep_ms(20);
-    }
-    fprintf(stderr, "redis-server (pid %ld) ignored SIGTERM; SIGKILL\n",
-            (long)srv_pid);
-    kill(srv_pid, SIGKILL);
-    for (i = 0; i < 250; i++) {
-        if (waitpid(srv_pid, &status, WNOHANG) == srv_pid) {
-            break;
-        }
-        sleep_ms(20);
-    }
-    srv_pid = -1;
+    stop_server(&srv_pid, "redis-server");
 }
 
-static void server_dir_remove(void)
-{
-    DIR *d = opendir(srv_dir);
-    struct dirent *e;
-    int i;
-
-    if (!d) {
-        return;
-    }
-    for (i = 0; i < 100 && (e = readdir(d)) != NULL; i++) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            char path[512];
-            snprintf(path, sizeof(path), "%s/%s", srv_dir, e->d_name);
-            unlink(path);
-        }
-    }
-    closedir(d);
-    rmdir(srv_dir);
-}
-
-/* The process state letter from /proc/PID/stat ('T' when stopped). */
-static char proc_state(pid_t pid)
-{
-    char path[64], buf[512], *rp;
-    FILE *f;
-    size_t n;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (!(f = fopen(path, "r"))) {
-        return '?';
-    }
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' ? rp[2] : '?';
-}
-
-/* Send sig and wait (up to 2 s) until the server is stopped / running. */
+/* Send sig to the server and wait until it is stopped / running. */
 static int server_signal(int sig)
 {
-    int i;
-
-    if (srv_pid <= 0 || kill(srv_pid, sig) != 0) {
-        return -1;
-    }
-    for (i = 0; i < 200; i++) {
-        char st = proc_state(srv_pid);
-        if (sig == SIGSTOP ? st == 'T' : st != 'T') {
-            return 0;
-        }
-        sleep_ms(10);
-    }
-    return -1;
+    return signal_wait(srv_pid, sig);
 }
 
 #define USER_U "rsp_u"
@@ -448,7 +272,7 @@ static long long raw_info_field(redisContext *c, const char *section,
 }
 
 /* ------------------------------------------------------------------ */
-/* Stores, sockets, clocks                                             */
+/* Stores                                                              */
 
 static const char *tcp_url(const char *cred, int port, int db)
 {
@@ -457,71 +281,6 @@ static const char *tcp_url(const char *cred, int port, int db)
                         db ? apr_psprintf(pool, "/%d", db) : "");
 }
 
-static rsp_store_t *store_in(apr_pool_t *p, const char *url,
-                             apr_interval_time_t timeout, int max_conns)
-{
-    rsp_store_url_t *u = NULL;
-    rsp_store_t *st = NULL;
-    const char *err = NULL;
-
-    ck_assert_msg(rsp_store_url_parse(&u, p, url, &err) == APR_SUCCESS,
-                  "parse %s: %s", url, err);
-    ck_assert_msg(rsp_store_create(&st, p, u, timeout, &err) == APR_SUCCESS,
-                  "create %s: %s", url, err);
-    ck_assert_int_eq(rsp_store_child_init(st, p, max_conns), APR_SUCCESS);
-    return st;
-}
-
-#define store_open(url, to, n) store_in(pool, (url), (to), (n))
-
-static apr_status_t fd_close(void *data)
-{
-    close(*(int *)data);
-    return APR_SUCCESS;
-}
-
-/* Close fd with the test's pool. */
-static void pool_fd(int fd)
-{
-    int *p = apr_palloc(pool, sizeof(*p));
-
-    *p = fd;
-    apr_pool_cleanup_register(pool, p, fd_close, apr_pool_cleanup_null);
-}
-
-/* A port where nothing listens: bound (so nobody else takes it), never
- * listened on, so a connect is refused. */
-static int dead_port(void)
-{
-    int port = 0, fd = bound_socket(&port);
-
-    ck_assert_int_ge(fd, 0);
-    pool_fd(fd);
-    return port;
-}
-
-static int listener(int backlog, int *port)
-{
-    int fd = bound_socket(port);
-
-    ck_assert_int_ge(fd, 0);
-    pool_fd(fd);
-    ck_assert_int_eq(listen(fd, backlog), 0);
-    return fd;
-}
-
-static long long ms_since(apr_time_t t0)
-{
-    return (long long)apr_time_as_msec(apr_time_now() - t0);
-}
-
-static int contains(const char *s, const char *needle)
-{
-    return s && strstr(s, needle) != NULL;
-}
-
-#define ERR_S(e) ((e) ? (e) : "(null)")
-
 /* ------------------------------------------------------------------ */
 /* claim (invariant 1)                                                  */
 
@@ -529,14 +288,10 @@ START_TEST(test_claim_first_wins)
 {
     redisContext *raw = raw_connect();
     rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
-    const char *err = NULL;
-    int won = -1;
     long long pttl;
     reply_t r;
 
-    ck_assert_int_eq(rsp_store_claim(st, pool, "c:k1", "v1", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(claim_ok(st, "c:k1", "v1", TTL), 1);
     r = raw_cmd(raw, "GET %s", "c:k1");
     ck_assert_int_eq(r.type, REDIS_REPLY_STRING);
     ck_assert_str_eq(r.str, "v1");
@@ -545,24 +300,14 @@ START_TEST(test_claim_first_wins)
     ck_assert_int_le(pttl, TTL);
 
     /* Second claim of the same key: lost, value and expiry untouched. */
-    won = -1;
-    ck_assert_int_eq(
-        rsp_store_claim(st, pool, "c:k1", "v2", 2 * TTL, &won, &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(won, 0);
+    ck_assert_int_eq(claim_ok(st, "c:k1", "v2", 2 * TTL), 0);
     r = raw_cmd(raw, "GET %s", "c:k1");
     ck_assert_str_eq(r.str, "v1");
     ck_assert_int_le(raw_pttl(raw, "c:k1"), TTL);
 
     /* And again: still lost. Another key is independent. */
-    won = -1;
-    ck_assert_int_eq(rsp_store_claim(st, pool, "c:k1", "v1", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 0);
-    won = -1;
-    ck_assert_int_eq(rsp_store_claim(st, pool, "c:k2", "v1", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(claim_ok(st, "c:k1", "v1", TTL), 0);
+    ck_assert_int_eq(claim_ok(st, "c:k2", "v1", TTL), 1);
 }
 END_TEST
 
@@ -594,23 +339,17 @@ START_TEST(test_claim_expires_in_ms)
 {
     redisContext *raw = raw_connect();
     rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
-    const char *err = NULL;
-    int won = -1, i;
+    int i;
     long long pttl;
 
-    ck_assert_int_eq(rsp_store_claim(st, pool, "c:short", "v", 100, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(claim_ok(st, "c:short", "v", 100), 1);
     pttl = raw_pttl(raw, "c:short");
     ck_assert_int_le(pttl, 100);
     for (i = 0; i < 100 && raw_exists(raw, "c:short"); i++) {
         sleep_ms(20);
     }
     ck_assert_int_eq(raw_exists(raw, "c:short"), 0);
-    won = -1;
-    ck_assert_int_eq(rsp_store_claim(st, pool, "c:short", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(claim_ok(st, "c:short", "v", TTL), 1);
 }
 END_TEST
 
@@ -619,14 +358,7 @@ END_TEST
 
 START_TEST(test_get_absent)
 {
-    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
-    const char *err = NULL, *value = "sentinel";
-    apr_size_t len = 99;
-
-    ck_assert_int_eq(rsp_store_get(st, pool, "g:absent", &value, &len, &err),
-                     APR_SUCCESS);
-    ck_assert_ptr_null(value);
-    ck_assert_uint_eq(len, 0);
+    check_get_absent(store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1));
 }
 END_TEST
 
@@ -635,15 +367,10 @@ START_TEST(test_put_get_binary)
     static const char bin[] = {'a', 'b', '\0', 'c', '\xff', '\r', '\n', 'd'};
     redisContext *raw = raw_connect();
     rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
-    const char *err = NULL, *value = NULL;
-    apr_size_t len = 0, i, big_len = 256 * 1024;
-    char *big = apr_palloc(pool, big_len);
     long long pttl;
     reply_t r;
 
-    ck_assert_int_eq(
-        rsp_store_put(st, pool, "g:bin", bin, sizeof(bin), TTL, &err),
-        APR_SUCCESS);
+    check_round_trip(st, "g:bin", bin, sizeof(bin));
     r = raw_cmd(raw, "GET %s", "g:bin");
     ck_assert_int_eq(r.type, REDIS_REPLY_STRING);
     ck_assert_uint_eq(r.len, sizeof(bin));
@@ -652,32 +379,10 @@ START_TEST(test_put_get_binary)
     ck_assert_int_gt(pttl, TTL - 1000);
     ck_assert_int_le(pttl, TTL);
 
-    ck_assert_int_eq(rsp_store_get(st, pool, "g:bin", &value, &len, &err),
-                     APR_SUCCESS);
-    ck_assert_ptr_nonnull(value);
-    ck_assert_uint_eq(len, sizeof(bin));
-    ck_assert_int_eq(memcmp(value, bin, sizeof(bin)), 0);
-
-    /* Large values round-trip too. */
-    for (i = 0; i < big_len; i++) {
-        big[i] = (char)((i * 7919u) >> 3);
-    }
-    ck_assert_int_eq(rsp_store_put(st, pool, "g:big", big, big_len, TTL, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(rsp_store_get(st, pool, "g:big", &value, &len, &err),
-                     APR_SUCCESS);
-    ck_assert_uint_eq(len, big_len);
-    ck_assert_int_eq(memcmp(value, big, big_len), 0);
-
-    /* An empty value is a value, not absence. */
-    ck_assert_int_eq(rsp_store_put(st, pool, "g:empty", "", 0, TTL, &err),
-                     APR_SUCCESS);
-    value = NULL;
-    len = 99;
-    ck_assert_int_eq(rsp_store_get(st, pool, "g:empty", &value, &len, &err),
-                     APR_SUCCESS);
-    ck_assert_ptr_nonnull(value);
-    ck_assert_uint_eq(len, 0);
+    /* Large values round-trip too; an empty value is a value, not
+     * absence. */
+    check_round_trip(st, "g:big", test_bytes(256 * 1024), 256 * 1024);
+    check_round_trip(st, "g:empty", "", 0);
 }
 END_TEST
 
@@ -689,12 +394,9 @@ START_TEST(test_put_overwrites_and_sets_ttl)
     apr_size_t len = 0;
     long long pttl;
 
-    ck_assert_int_eq(rsp_store_put(st, pool, "g:k", "one", 3, TTL, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(rsp_store_put(st, pool, "g:k", "second", 6, TTL / 2, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(rsp_store_get(st, pool, "g:k", &value, &len, &err),
-                     APR_SUCCESS);
+    put_ok(st, "g:k", "one", 3, TTL);
+    put_ok(st, "g:k", "second", 6, TTL / 2);
+    value = get_ok(st, "g:k", &len);
     ck_assert_uint_eq(len, 6);
     ck_assert_str_eq(value, "second");
     pttl = raw_pttl(raw, "g:k");
@@ -722,47 +424,28 @@ START_TEST(test_del_if_equal)
     const char *err = NULL;
     int deleted = -1;
 
-    ck_assert_int_eq(rsp_store_put(st, pool, "d:k", "mine", 4, TTL, &err),
-                     APR_SUCCESS);
+    put_ok(st, "d:k", "mine", 4, TTL);
 
     /* Different value: kept. */
-    ck_assert_int_eq(
-        rsp_store_del_if_equal(st, pool, "d:k", "theirs", &deleted, &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(deleted, 0);
+    ck_assert_int_eq(del_ok(st, "d:k", "theirs"), 0);
     ck_assert_int_eq(raw_exists(raw, "d:k"), 1);
     /* A prefix of the value is not the value. */
-    deleted = -1;
-    ck_assert_int_eq(
-        rsp_store_del_if_equal(st, pool, "d:k", "min", &deleted, &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(deleted, 0);
+    ck_assert_int_eq(del_ok(st, "d:k", "min"), 0);
     ck_assert_int_eq(raw_exists(raw, "d:k"), 1);
 
     /* Equal value: gone. */
-    deleted = -1;
-    ck_assert_int_eq(
-        rsp_store_del_if_equal(st, pool, "d:k", "mine", &deleted, &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(deleted, 1);
+    ck_assert_int_eq(del_ok(st, "d:k", "mine"), 1);
     ck_assert_int_eq(raw_exists(raw, "d:k"), 0);
 
     /* Absent key. */
-    deleted = -1;
-    ck_assert_int_eq(
-        rsp_store_del_if_equal(st, pool, "d:k", "mine", &deleted, &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(deleted, 0);
+    ck_assert_int_eq(del_ok(st, "d:k", "mine"), 0);
 
     /* A claim can be released by its owner. */
     ck_assert_int_eq(
         rsp_store_claim(st, pool, "d:c", "owner", TTL, &deleted, &err),
         APR_SUCCESS);
     ck_assert_int_eq(deleted, 1);
-    ck_assert_int_eq(
-        rsp_store_del_if_equal(st, pool, "d:c", "owner", &deleted, &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(deleted, 1);
+    ck_assert_int_eq(del_ok(st, "d:c", "owner"), 1);
     ck_assert_int_eq(raw_exists(raw, "d:c"), 0);
 }
 END_TEST
@@ -794,21 +477,7 @@ END_TEST
 
 START_TEST(test_not_initialised)
 {
-    rsp_store_url_t *u = NULL;
-    rsp_store_t *st = NULL;
-    const char *err = NULL;
-    int won = -1;
-
-    ck_assert_int_eq(
-        rsp_store_url_parse(&u, pool, tcp_url(NULL, srv_port, 0), &err),
-        APR_SUCCESS);
-    ck_assert_int_eq(rsp_store_create(&st, pool, u, T_NORMAL, &err),
-                     APR_SUCCESS);
-    ck_assert_str_eq(st->ops->name, "redis");
-    ck_assert_int_ne(rsp_store_claim(st, pool, "n:k", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_ne(won, 1);
-    ck_assert_msg(contains(err, "not initialised"), "err: %s", ERR_S(err));
+    check_not_initialised(tcp_url(NULL, srv_port, 0), "redis");
 }
 END_TEST
 
@@ -832,15 +501,11 @@ START_TEST(test_db_selection)
     redisContext *raw = raw_connect();
     rsp_store_t *st3 = store_open(tcp_url(NULL, srv_port, 3), T_NORMAL, 1);
     rsp_store_t *st0 = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
-    const char *err = NULL, *value = NULL;
+    const char *value = NULL;
     apr_size_t len = 0;
-    int won = -1;
 
-    ck_assert_int_eq(rsp_store_claim(st3, pool, "db:k", "v3", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
-    ck_assert_int_eq(rsp_store_put(st3, pool, "db:p", "p3", 2, TTL, &err),
-                     APR_SUCCESS);
+    ck_assert_int_eq(claim_ok(st3, "db:k", "v3", TTL), 1);
+    put_ok(st3, "db:p", "p3", 2, TTL);
 
     ck_assert_int_eq(raw_exists(raw, "db:k"), 0);
     ck_assert_int_eq(raw_exists(raw, "db:p"), 0);
@@ -850,15 +515,10 @@ START_TEST(test_db_selection)
     raw_select(raw, 0);
 
     /* db 0 is a different namespace: the same key is won there again. */
-    won = -1;
-    ck_assert_int_eq(rsp_store_claim(st0, pool, "db:k", "v0", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
-    ck_assert_int_eq(rsp_store_get(st0, pool, "db:p", &value, &len, &err),
-                     APR_SUCCESS);
+    ck_assert_int_eq(claim_ok(st0, "db:k", "v0", TTL), 1);
+    value = get_ok(st0, "db:p", &len);
     ck_assert_ptr_null(value);
-    ck_assert_int_eq(rsp_store_get(st3, pool, "db:p", &value, &len, &err),
-                     APR_SUCCESS);
+    value = get_ok(st3, "db:p", &len);
     ck_assert_ptr_nonnull(value);
     ck_assert_str_eq(value, "p3");
 }
@@ -909,9 +569,7 @@ START_TEST(test_oom_is_error)
     long long exists;
 
     /* Connected and pooled before the server fills up. */
-    ck_assert_int_eq(rsp_store_claim(st, pool, "o:k0", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(claim_ok(st, "o:k0", "v", TTL), 1);
 
     r1 = raw_cmd(raw, "CONFIG SET maxmemory %s", "1");
     r2 = raw_cmd(raw, "CONFIG SET maxmemory-policy %s", "noeviction");
@@ -954,9 +612,7 @@ START_TEST(test_readonly_is_error)
     int won = -1, nowhere = dead_port();
     reply_t r1, r2;
 
-    ck_assert_int_eq(rsp_store_claim(st, pool, "ro:k0", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(claim_ok(st, "ro:k0", "v", TTL), 1);
 
     r1 = raw_cmd(raw, "REPLICAOF %s %d", HOST, nowhere);
     won = -1;
@@ -983,7 +639,7 @@ START_TEST(test_wrongtype_is_error)
     rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
     const char *err = NULL, *value = "sentinel";
     apr_size_t len = 0;
-    int deleted = -1, won = -1;
+    int deleted = -1;
 
     ck_assert_int_eq(raw_cmd(raw, "RPUSH %s %s", "w:list", "x").type,
                      REDIS_REPLY_INTEGER);
@@ -998,12 +654,9 @@ START_TEST(test_wrongtype_is_error)
     ck_assert_msg(contains(err, "WRONGTYPE"), "del err: %s", ERR_S(err));
     ck_assert_int_eq(raw_exists(raw, "w:list"), 1);
     /* SET NX on a key of another type: the key exists, the claim is lost. */
-    ck_assert_int_eq(rsp_store_claim(st, pool, "w:list", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 0);
+    ck_assert_int_eq(claim_ok(st, "w:list", "v", TTL), 0);
     /* The connection still works. */
-    ck_assert_int_eq(rsp_store_put(st, pool, "w:s", "v", 1, TTL, &err),
-                     APR_SUCCESS);
+    put_ok(st, "w:s", "v", 1, TTL);
 }
 END_TEST
 
@@ -1230,29 +883,13 @@ END_TEST
  * hangs; the connect timeout must end it. */
 START_TEST(test_connect_timeout)
 {
-    int port = 0, i;
+    int port = full_backlog_port();
     rsp_store_t *st;
     const char *err = NULL;
     apr_status_t rv;
     apr_time_t t0;
     long long el;
     int won = -1;
-
-    listener(0, &port);
-    for (i = 0; i < 3; i++) {
-        struct sockaddr_in sa;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-
-        ck_assert_int_ge(fd, 0);
-        pool_fd(fd);
-        memset(&sa, 0, sizeof(sa));
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        sa.sin_port = htons((unsigned short)port);
-        ck_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
-                  errno == EINPROGRESS);
-    }
-    sleep_ms(50);
 
     st = store_open(tcp_url(NULL, port, 0), T_SHORT, 1);
     t0 = apr_time_now();
@@ -1269,42 +906,6 @@ START_TEST(test_connect_timeout)
                   "failed after %lld ms: %s", el, err);
 }
 END_TEST
-
-typedef struct {
-    apr_status_t rv;
-    int won;
-    const char *err;
-    long long ms;
-} outcome_t;
-
-static outcome_t timed_claim(rsp_store_t *st, const char *key)
-{
-    outcome_t o = {APR_SUCCESS, -1, NULL, 0};
-    apr_time_t t0 = apr_time_now();
-
-    o.rv = rsp_store_claim(st, pool, key, "v", TTL, &o.won, &o.err);
-    o.ms = ms_since(t0);
-    return o;
-}
-
-#define HUNG_BOUND_MS ((long long)apr_time_as_msec(T_SHORT + SLACK))
-
-static void assert_timed_out(const char *what, outcome_t o)
-{
-    ck_assert_msg(o.rv != APR_SUCCESS,
-                  "%s: claim succeeded on a stopped server", what);
-    ck_assert_msg(o.won != 1, "%s: won=1", what);
-    ck_assert_msg(o.err && *o.err, "%s: no error text", what);
-    ck_assert_msg(o.ms < HUNG_BOUND_MS,
-                  "%s: took %lld ms (timeout %lld ms, bound %lld ms)", what,
-                  o.ms, (long long)apr_time_as_msec(T_SHORT), HUNG_BOUND_MS);
-}
-
-static void assert_won(const char *what, outcome_t o)
-{
-    ck_assert_msg(o.rv == APR_SUCCESS, "%s: %s", what, ERR_S(o.err));
-    ck_assert_msg(o.won == 1, "%s: won=%d", what, o.won);
-}
 
 /* SIGSTOP the server: the claim errors out within its timeout, on the
  * pooled connection and on a fresh one; after SIGCONT the same store works
@@ -1341,118 +942,6 @@ START_TEST(test_hung_store)
 }
 END_TEST
 
-#define NTHREADS 8
-
-typedef struct {
-    rsp_store_t *st;
-    apr_pool_t *p;
-    apr_thread_mutex_t *gate; /* held by the test until all are created */
-    apr_thread_mutex_t *lock; /* guards *done */
-    int *done;
-    const char *prefix;
-    int nkeys; /* claims of prefix:0 .. prefix:nkeys-1 */
-    int *won;  /* won[j] for key j */
-    int nfail;
-    apr_status_t first_rv;
-    const char *first_err;
-    long long max_ms;
-} worker_t;
-
-static void *APR_THREAD_FUNC worker(apr_thread_t *t, void *data)
-{
-    worker_t *w = data;
-    int j;
-
-    apr_thread_mutex_lock(w->gate);
-    apr_thread_mutex_unlock(w->gate);
-    for (j = 0; j < w->nkeys; j++) {
-        const char *key = apr_psprintf(w->p, "%s:%d", w->prefix, j);
-        const char *err = NULL;
-        apr_time_t t0 = apr_time_now();
-        apr_status_t rv;
-        long long ms;
-        int won = -1;
-
-        rv = rsp_store_claim(w->st, w->p, key, "v", TTL, &won, &err);
-        ms = ms_since(t0);
-        if (ms > w->max_ms) {
-            w->max_ms = ms;
-        }
-        if (rv != APR_SUCCESS) {
-            if (w->nfail++ == 0) {
-                w->first_rv = rv;
-                w->first_err = err;
-            }
-        }
-        w->won[j] = rv == APR_SUCCESS ? won : -1;
-    }
-    apr_thread_mutex_lock(w->lock);
-    (*w->done)++;
-    apr_thread_mutex_unlock(w->lock);
-    return NULL;
-}
-
-/* Run NTHREADS workers on st at once; shared_keys: all claim the same keys,
- * else each its own. Waits (bounded) for them; then_cont: SIGCONT before
- * joining (a stopped server must not keep them). */
-static worker_t *run_workers(rsp_store_t *st, const char *prefix, int nkeys,
-                             int shared_keys, int wait_ms, int then_cont)
-{
-    worker_t *w = apr_pcalloc(pool, NTHREADS * sizeof(*w));
-    apr_thread_t *th[NTHREADS];
-    apr_thread_mutex_t *gate, *lock;
-    int done = 0, i, n = 0, all = 0;
-    long long deadline;
-
-    ck_assert_int_eq(
-        apr_thread_mutex_create(&gate, APR_THREAD_MUTEX_DEFAULT, pool),
-        APR_SUCCESS);
-    ck_assert_int_eq(
-        apr_thread_mutex_create(&lock, APR_THREAD_MUTEX_DEFAULT, pool),
-        APR_SUCCESS);
-    apr_thread_mutex_lock(gate);
-    for (i = 0; i < NTHREADS; i++) {
-        ck_assert_int_eq(apr_pool_create(&w[i].p, pool), APR_SUCCESS);
-        w[i].st = st;
-        w[i].gate = gate;
-        w[i].lock = lock;
-        w[i].done = &done;
-        w[i].prefix =
-            shared_keys ? prefix : apr_psprintf(pool, "%s:t%d", prefix, i);
-        w[i].nkeys = nkeys;
-        w[i].won = apr_pcalloc(pool, (apr_size_t)nkeys * sizeof(int));
-        if (apr_thread_create(&th[i], NULL, worker, &w[i], pool) !=
-            APR_SUCCESS) {
-            break;
-        }
-        n++;
-    }
-    apr_thread_mutex_unlock(gate);
-
-    deadline = mono_ms() + wait_ms;
-    for (i = 0; i < 10000 && mono_ms() < deadline; i++) {
-        apr_thread_mutex_lock(lock);
-        all = done == n;
-        apr_thread_mutex_unlock(lock);
-        if (all) {
-            break;
-        }
-        sleep_ms(5);
-    }
-    if (then_cont) {
-        server_signal(SIGCONT);
-    }
-    /* A worker still inside the library after wait_ms is a hang: report it
-     * without joining (the forked test exits; its threads with it). */
-    ck_assert_msg(all, "workers still running after %d ms", wait_ms);
-    for (i = 0; i < n; i++) {
-        apr_status_t trv;
-        apr_thread_join(&trv, th[i]);
-    }
-    ck_assert_int_eq(n, NTHREADS);
-    return w;
-}
-
 /* Workers queued for a pooled connection on a stopped server: every one
  * returns an error, within the wait for a connection plus the command's
  * timeout. */
@@ -1462,27 +951,16 @@ START_TEST(test_hung_store_pool)
     long long bound = apr_time_as_msec(2 * T_SHORT + SLACK);
     outcome_t o0, o1;
     worker_t *w;
-    int i, s;
+    int s;
 
     o0 = timed_claim(st, "hp:warm");
     assert_won("before", o0);
     s = server_signal(SIGSTOP);
-    w = run_workers(st, "hp", 1, 0, 5000, 1);
+    w = run_workers(st, "hp", 1, 0, 5000, srv_pid);
     o1 = timed_claim(st, "hp:after");
 
     ck_assert_int_eq(s, 0);
-    for (i = 0; i < NTHREADS; i++) {
-        ck_assert_msg(w[i].nfail == 1,
-                      "worker %d: claim succeeded on a "
-                      "stopped server",
-                      i);
-        ck_assert_int_ne(w[i].won[0], 1);
-        ck_assert_msg(w[i].first_err && *w[i].first_err, "worker %d: no error",
-                      i);
-        ck_assert_msg(w[i].max_ms < bound,
-                      "worker %d: took %lld ms (bound %lld ms): %s", i,
-                      w[i].max_ms, bound, w[i].first_err);
-    }
+    assert_workers_failed(w, bound);
     assert_won("after SIGCONT", o1);
 }
 END_TEST
@@ -1490,64 +968,11 @@ END_TEST
 /* A store that answers, but one byte every 250 ms ("+OK\r\n" in 1.25 s):
  * each read() returns within the 300 ms timeout, the command does not. The
  * store's contract (rsp_store.h) bounds each command by the timeout. */
-typedef struct {
-    int lfd;
-    const char *reply;
-    int gap_ms;
-    int sent;
-} trickle_t;
-
-static void *APR_THREAD_FUNC trickle_server(apr_thread_t *t, void *data)
-{
-    trickle_t *ts = data;
-    struct pollfd pfd;
-    char buf[4096];
-    size_t i;
-    int cfd;
-
-    pfd.fd = ts->lfd;
-    pfd.events = POLLIN;
-    if (poll(&pfd, 1, 3000) != 1 || (cfd = accept(ts->lfd, NULL, NULL)) < 0) {
-        return NULL;
-    }
-    pfd.fd = cfd;
-    if (poll(&pfd, 1, 3000) == 1 && recv(cfd, buf, sizeof(buf), 0) > 0) {
-        for (i = 0; ts->reply[i]; i++) {
-            sleep_ms(ts->gap_ms);
-            if (send(cfd, ts->reply + i, 1, MSG_NOSIGNAL) != 1) {
-                break;
-            }
-            ts->sent++;
-        }
-        poll(&pfd, 1, 2000); /* until the client closes */
-    }
-    close(cfd);
-    return NULL;
-}
-
 START_TEST(test_slow_reply_bounded)
 {
-    trickle_t ts = {-1, "+OK\r\n", 250, 0};
-    apr_thread_t *th;
-    apr_status_t trv;
-    rsp_store_t *st;
-    outcome_t o;
-    int port = 0;
+    fake_server_t fs;
 
-    ts.lfd = listener(8, &port);
-    ck_assert_int_eq(apr_thread_create(&th, NULL, trickle_server, &ts, pool),
-                     APR_SUCCESS);
-    st = store_open(tcp_url(NULL, port, 0), T_SHORT, 1);
-    o = timed_claim(st, "slow:k");
-    apr_thread_join(&trv, th);
-
-    ck_assert_msg(o.ms < HUNG_BOUND_MS,
-                  "a reply trickled 1 byte / 250 ms held the claim %lld ms "
-                  "(timeout %lld ms; rv %d, won %d, %d bytes read): the "
-                  "timeout bounds each read(), not the command",
-                  o.ms, (long long)apr_time_as_msec(T_SHORT), o.rv, o.won,
-                  ts.sent);
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
+    check_trickled_claim(&fs, "redis://" HOST ":", "+OK\r\n", 250);
 }
 END_TEST
 
@@ -1560,20 +985,12 @@ START_TEST(test_pool_distinct_keys)
     rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 2);
     long long conns0, conns1;
     worker_t *w;
-    int i, j;
 
     conns0 = raw_info_field(raw, "stats", "total_connections_received");
     w = run_workers(st, "pd", 25, 0, 20000, 0);
     conns1 = raw_info_field(raw, "stats", "total_connections_received");
 
-    for (i = 0; i < NTHREADS; i++) {
-        ck_assert_msg(w[i].nfail == 0, "worker %d: %d failures, first: %s", i,
-                      w[i].nfail, ERR_S(w[i].first_err));
-        for (j = 0; j < w[i].nkeys; j++) {
-            ck_assert_msg(w[i].won[j] == 1, "worker %d key %d: won %d", i, j,
-                          w[i].won[j]);
-        }
-    }
+    assert_all_won(w);
     ck_assert_int_eq(raw_cmd(raw, "DBSIZE").integer, NTHREADS * 25);
     /* max_conns 2: 8 threads shared at most 2 connections. */
     ck_assert_msg(conns1 - conns0 >= 1 && conns1 - conns0 <= 2,
@@ -1584,23 +1001,8 @@ END_TEST
 START_TEST(test_pool_same_key_won_once)
 {
     rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 2);
-    worker_t *w;
-    int i, j;
 
-    w = run_workers(st, "ps", 25, 1, 20000, 0);
-    for (i = 0; i < NTHREADS; i++) {
-        ck_assert_msg(w[i].nfail == 0, "worker %d: %d failures, first: %s", i,
-                      w[i].nfail, ERR_S(w[i].first_err));
-    }
-    for (j = 0; j < 25; j++) {
-        int winners = 0, losers = 0;
-        for (i = 0; i < NTHREADS; i++) {
-            winners += w[i].won[j] == 1;
-            losers += w[i].won[j] == 0;
-        }
-        ck_assert_msg(winners == 1 && losers == NTHREADS - 1,
-                      "key %d: %d winners, %d losers", j, winners, losers);
-    }
+    assert_one_winner_each(run_workers(st, "ps", 25, 1, 20000, 0), 25);
 }
 END_TEST
 
@@ -1624,28 +1026,17 @@ START_TEST(test_unix_socket)
     rsp_store_t *st2 =
         store_open(apr_pstrcat(pool, "redis+unix://", srv_sock, "?db=2", NULL),
                    T_NORMAL, 1);
-    const char *err = NULL, *value = NULL;
+    const char *value = NULL;
     apr_size_t len = 0;
-    int won = -1;
 
-    ck_assert_int_eq(rsp_store_claim(st, pool, "ux:k", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
-    won = -1;
-    ck_assert_int_eq(rsp_store_claim(st, pool, "ux:k", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 0);
+    ck_assert_int_eq(claim_ok(st, "ux:k", "v", TTL), 1);
+    ck_assert_int_eq(claim_ok(st, "ux:k", "v", TTL), 0);
     ck_assert_int_eq(raw_exists(raw, "ux:k"), 1);
     ck_assert_int_gt(raw_pttl(raw, "ux:k"), TTL - 1000);
 
-    won = -1;
-    ck_assert_int_eq(rsp_store_claim(st2, pool, "ux:k2", "v", TTL, &won, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(won, 1);
-    ck_assert_int_eq(rsp_store_put(st2, pool, "ux:p", "pv", 2, TTL, &err),
-                     APR_SUCCESS);
-    ck_assert_int_eq(rsp_store_get(st2, pool, "ux:p", &value, &len, &err),
-                     APR_SUCCESS);
+    ck_assert_int_eq(claim_ok(st2, "ux:k2", "v", TTL), 1);
+    put_ok(st2, "ux:p", "pv", 2, TTL);
+    value = get_ok(st2, "ux:p", &len);
     ck_assert_str_eq(value, "pv");
     ck_assert_int_eq(raw_exists(raw, "ux:k2"), 0);
     raw_select(raw, 2);
@@ -1673,22 +1064,12 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-static TCase *tcase(const char *name)
-{
-    TCase *tc = tcase_create(name);
-
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_unchecked_fixture(tc, NULL, tcase_restore);
-    tcase_set_timeout(tc, 60);
-    return tc;
-}
-
 static Suite *store_redis_suite(void)
 {
     Suite *s = suite_create("rsp_store_redis");
     TCase *tc;
 
-    tc = tcase("ops");
+    tc = store_tcase("ops", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_claim_first_wins);
     tcase_add_test(tc, test_claim_ttl_must_be_positive);
     tcase_add_test(tc, test_claim_expires_in_ms);
@@ -1703,7 +1084,7 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_pool_cleanup_closes);
     suite_add_tcase(s, tc);
 
-    tc = tcase("errors");
+    tc = store_tcase("errors", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_oom_is_error);
     tcase_add_test(tc, test_readonly_is_error);
     tcase_add_test(tc, test_wrongtype_is_error);
@@ -1711,12 +1092,12 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_server_closed_connection);
     suite_add_tcase(s, tc);
 
-    tc = tcase("auth");
+    tc = store_tcase("auth", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_requirepass);
     tcase_add_test(tc, test_acl_user);
     suite_add_tcase(s, tc);
 
-    tc = tcase("bounded");
+    tc = store_tcase("bounded", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_refused_fails_fast);
     tcase_add_test(tc, test_connect_timeout);
     tcase_add_test(tc, test_hung_store);
@@ -1724,13 +1105,13 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_slow_reply_bounded);
     suite_add_tcase(s, tc);
 
-    tc = tcase("pool");
+    tc = store_tcase("pool", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_pool_distinct_keys);
     tcase_add_test(tc, test_pool_same_key_won_once);
     tcase_add_test(tc, test_pool_max_conns_at_least_one);
     suite_add_tcase(s, tc);
 
-    tc = tcase("unix");
+    tc = store_tcase("unix", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_unix_socket);
     tcase_add_test(tc, test_unix_socket_missing);
     suite_add_tcase(s, tc);
@@ -1740,22 +1121,6 @@ static Suite *store_redis_suite(void)
 
 int main(void)
 {
-    int rc;
-
-    /* As in httpd: a write to a closed connection is an error, not a
-     * signal. */
-    signal(SIGPIPE, SIG_IGN);
-    if (server_start() != 0) {
-        server_stop();
-        return 99; /* hard error for the automake test driver */
-    }
-    rc = rsp_unit_run(store_redis_suite());
-    server_stop();
-    if (rc == 0) {
-        server_dir_remove();
-    }
-    else {
-        fprintf(stderr, "redis-server log kept in %s\n", srv_log);
-    }
-    return rc;
+    return run_with_servers(store_redis_suite, srv_dir, server_start,
+                            server_stop);
 }
