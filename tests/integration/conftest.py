@@ -1,9 +1,13 @@
 """Fixtures for mod_replay_sp's integration tests (see README.md here).
 
-Session scope: a work directory, Redis, the test IdPs, the SP key pair and
-the fleet (three replicas + a balancer). Function scope: ``fleet`` (Redis
-up and empty, replicas back on the default configuration, log marks set)
-and the autouse error-log gate.
+Session scope: a work directory, Redis, the test IdPs, the SP key pair,
+the store backend and the fleet (three replicas + a balancer) on it.
+Every test that uses ``fleet`` (or ``store``/``backend``) runs once per
+backend: ``redis``, ``memcached1`` (one memcached), ``memcached2`` (two
+memcached servers); ``@pytest.mark.backends("redis")`` narrows a test to
+some of them, the RSP_BACKENDS environment variable narrows the run.
+Function scope: ``fleet`` (store up and empty, replicas back on the
+default configuration, log marks set) and the autouse error-log gate.
 """
 
 import os
@@ -17,8 +21,9 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import harness  # noqa: E402
-from harness import (TAGS, HarnessError, Fleet, Httpd, RedisServer,  # noqa: E402,F401
-                     bad_log_lines, claim_key, window_end_of)
+from harness import (TAGS, HarnessError, Fleet, Httpd, MemcachedServer,  # noqa: E402,F401
+                     MemcachedStore, RedisServer, RedisStore, bad_log_lines, claim_key,
+                     window_end_of)
 
 if harness.IDP_DIR not in sys.path:
     sys.path.insert(0, harness.IDP_DIR)
@@ -28,6 +33,24 @@ IDP1_ENTITY_ID = "https://idp.test.example/idp"
 IDP2_ENTITY_ID = "https://idp2.test.example/idp"
 UNKNOWN_ENTITY_ID = "https://unknown-idp.test.example/idp"
 
+# The store backends the fleet suite runs on, in this order.
+BACKENDS = ("redis", "memcached1", "memcached2")
+# memcached fleets: ReplaySPStoreTimeout (ms), short so hung-server tests are quick.
+MEMCACHED_TIMEOUT_MS = 500
+
+
+def selected_backends():
+    """BACKENDS, narrowed by RSP_BACKENDS (comma-separated) when set."""
+    env = os.environ.get("RSP_BACKENDS", "").strip()
+    if not env:
+        return list(BACKENDS)
+    wanted = [b.strip() for b in env.split(",") if b.strip()]
+    unknown = [b for b in wanted if b not in BACKENDS]
+    if unknown:
+        raise pytest.UsageError("RSP_BACKENDS: unknown backend(s) %s; known: %s"
+                                % (", ".join(unknown), ", ".join(BACKENDS)))
+    return [b for b in BACKENDS if b in wanted]
+
 
 def pytest_configure(config):
     config.addinivalue_line(
@@ -35,6 +58,35 @@ def pytest_configure(config):
         "expect_log(*tags): error-log lines (warn and above) this test may cause; "
         "each argument is a key of harness.TAGS (e.g. 'replay_refused') or a "
         "literal substring (e.g. 'RSP01001')")
+    config.addinivalue_line(
+        "markers",
+        "backends(*names): run this test only on these store backends "
+        "(of %s); without it, a test that uses the fleet runs on all" % ", ".join(BACKENDS))
+
+
+def pytest_generate_tests(metafunc):
+    """One run per backend for every test that (indirectly) uses the
+    ``backend`` fixture, grouped by pytest so each backend's fleet starts
+    once (session scope)."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    names = selected_backends()
+    for m in metafunc.definition.iter_markers("backends"):
+        names = [b for b in names if b in m.args]
+    metafunc.parametrize("backend", names, indirect=True, scope="session")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Group the tests by backend (pytest's own grouping of session-scoped
+    parameters is greedy per module and would start some fleets twice):
+    first the tests that use no backend, then every test on redis, then on
+    memcached1, then on memcached2; the order within a group is kept."""
+    def rank(item):
+        cs = getattr(item, "callspec", None)
+        b = cs.params.get("backend") if cs is not None else None
+        return BACKENDS.index(b) + 1 if b in BACKENDS else 0
+    items[:] = sorted(items, key=rank)
 
 
 # --------------------------------------------------------------------------
@@ -178,15 +230,52 @@ def sp_config(sp_keys, idps):
 
 
 @pytest.fixture(scope="session")
-def fleet_session(workdir, module_so, redis, sp_config):
-    f = Fleet(os.path.join(workdir, "fleet"), module=module_so,
-              store_url=redis.url, sp=sp_config)
+def backend(request):
+    """The store backend's name (parametrized by pytest_generate_tests)."""
+    return request.param
+
+
+def memcached_servers(workdir, backend, n):
+    return [MemcachedServer(os.path.join(workdir, "%s-%s" % (backend, "ab"[i])),
+                            name="%s-%s" % (backend, "ab"[i])) for i in range(n)]
+
+
+@pytest.fixture(scope="session")
+def store(request, workdir, backend):
+    """The fleet's store (harness.Store): RedisStore on the session Redis,
+    or a MemcachedStore over one or two memcached servers of its own."""
+    if backend == "redis":
+        s = RedisStore(request.getfixturevalue("redis"))
+        yield s
+        s.close()
+        return
+    n = {"memcached1": 1, "memcached2": 2}[backend]
+    servers = memcached_servers(workdir, backend, n)
+    try:
+        for m in servers:
+            m.start()
+    except HarnessError as e:
+        for m in servers:
+            m.stop()
+        pytest.fail("memcached did not start: %s" % e, pytrace=False)
+    s = MemcachedStore(servers, backend, timeout_ms=MEMCACHED_TIMEOUT_MS)
+    yield s
+    s.close()
+    for m in servers:
+        m.stop()
+
+
+@pytest.fixture(scope="session")
+def fleet_session(workdir, module_so, store, sp_config):
+    f = Fleet(os.path.join(workdir, "fleet-" + store.name), module=module_so,
+              store_url=store.url, sp=sp_config, server_extra=store.server_extra)
+    start_offsets = {h: h.log_size() for h in f.instances}   # in case the dir was used before
     try:
         f.start()
     except HarnessError as e:
         f.stop()
         pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
-    bad = unexpected_log_lines(f.instances, (), offsets={})
+    bad = unexpected_log_lines(f.instances, (), offsets=start_offsets)
     if bad:
         f.stop()
         pytest.fail("unexpected error-log lines at fleet start-up:\n" + format_bad(bad),
@@ -195,27 +284,12 @@ def fleet_session(workdir, module_so, redis, sp_config):
     f.stop()
 
 
-def _heal_redis(redis):
-    if not redis.running():
-        redis.start()
-    else:
-        redis.resume()
-    c = redis.client()
-    try:
-        c.call("CONFIG", "SET", "maxmemory", harness.REDIS_MAXMEMORY)
-        if c.info("replication").get("role") != "master":
-            c.call("REPLICAOF", "NO", "ONE")
-        c.flushall()
-    finally:
-        c.close()
-
-
 @pytest.fixture
-def fleet(fleet_session, redis):
-    """The fleet, with Redis up and empty and the replicas on the default
-    configuration; a test may restart_replicas(...) with other settings,
-    they are put back afterwards."""
-    _heal_redis(redis)
+def fleet(fleet_session, store):
+    """The fleet, with its store up, healthy and empty and the replicas on
+    the default configuration; a test may restart_replicas(...) with other
+    settings, they are put back afterwards."""
+    store.heal()
     if fleet_session.modified or not all(h.running() for h in fleet_session.instances):
         for h in fleet_session.instances:
             if not h.running() and h is fleet_session.balancer:
@@ -225,12 +299,12 @@ def fleet(fleet_session, redis):
     yield fleet_session
     if fleet_session.modified:
         fleet_session.reset_replicas()
-    _heal_redis(redis)
+    store.heal()
 
 
 @pytest.fixture
 def rc(redis):
-    """A RESP client on the test Redis."""
+    """A RESP client on the test Redis (Redis-only tests)."""
     c = redis.client()
     yield c
     c.close()

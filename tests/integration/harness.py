@@ -6,6 +6,15 @@ and stopped by PID (never by name):
 * ``RedisServer``  a redis-server (TCP port from binding port 0, plus a unix
   socket), no persistence, ``maxmemory-policy noeviction``.
 * ``RedisClient``  a tiny RESP client (python3-redis is not a dependency).
+* ``MemcachedServer`` a memcached (``-U 0 -m 64 -M -o no_slab_reassign`` by
+  default), its own directory and port; pause()/resume() by SIGSTOP/SIGCONT.
+* ``MemcacheClient`` a tiny text/meta-protocol client (get, mg with flags,
+  set/add, delete, flush_all, stats, ``lru_crawler metadump hash|all``);
+  python3-pymemcache is not a dependency.
+* ``RedisStore``, ``MemcachedStore`` one ``Store`` interface over the
+  fleet's store (exists, TTL, claim and session keys, delete, flush, heal),
+  so the fleet tests run unchanged on every backend; for memcached, which
+  server holds a key, by the module's rule and by asking every server.
 * ``Httpd``        one httpd instance: its own ServerRoot with conf/, logs/,
   htdocs/, run/; started with ``apache2 -f conf -k start``, stopped with
   SIGTERM to its PidFile's pid; ``configtest()``; an error-log reader.
@@ -25,7 +34,9 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -34,6 +45,7 @@ IDP_DIR = os.path.join(REPO, "tests", "idp")
 APACHE2 = os.environ.get("RSP_APACHE2", "/usr/sbin/apache2")
 APACHE_MODULES = os.environ.get("RSP_APACHE_MODULES", "/usr/lib/apache2/modules")
 REDIS_SERVER = os.environ.get("RSP_REDIS_SERVER", "/usr/bin/redis-server")
+MEMCACHED = os.environ.get("RSP_MEMCACHED", "/usr/bin/memcached")
 DEFAULT_MODULE = os.path.join(REPO, "mod_replay_sp", ".libs", "mod_replay_sp.so")
 
 # The module's log message tags, in ONE place: they may still be renumbered.
@@ -391,6 +403,647 @@ class RedisServer:
         if unix:
             return RedisClient(unix_path=self.unix_path, timeout=timeout)
         return RedisClient(port=self.port, timeout=timeout)
+
+
+# --------------------------------------------------------------------------
+# memcached: a tiny text/meta-protocol client and a server process
+# --------------------------------------------------------------------------
+
+class MemcacheError(Exception):
+    """An error reply (ERROR, CLIENT_ERROR ..., SERVER_ERROR ...)."""
+
+
+def _mc_key(key):
+    return key.encode("utf-8") if isinstance(key, str) else key
+
+
+class MemcacheClient:
+    """Minimal memcached client (text and meta protocol, memcached >= 1.6)
+    over one TCP connection; reconnects lazily after an I/O error. Not
+    thread-safe. Every read is bounded by ``timeout`` (socket timeout)."""
+
+    def __init__(self, host="127.0.0.1", port=None, timeout=5.0):
+        self.host, self.port, self.timeout = host, port, timeout
+        self._sock = None
+        self._buf = b""
+
+    def _connect(self):
+        self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        self._buf = b""
+
+    def close(self):
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock, self._buf = None, b""
+
+    def _fill(self):
+        chunk = self._sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("memcached closed the connection")
+        self._buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self._buf:
+            self._fill()
+        line, self._buf = self._buf.split(b"\r\n", 1)
+        return line.decode("utf-8", "replace")
+
+    def _data(self, n):
+        while len(self._buf) < n + 2:
+            self._fill()
+        data, self._buf = self._buf[:n], self._buf[n + 2:]
+        return data
+
+    def _io(self, payload, reader):
+        """Send payload, return reader(); close the connection on any error
+        (its state is unknown afterwards)."""
+        if self._sock is None:
+            self._connect()
+        try:
+            if payload:
+                self._sock.sendall(payload)
+            return reader()
+        except (OSError, ConnectionError, ValueError):
+            self.close()
+            raise
+
+    @staticmethod
+    def _check(line):
+        if line == "ERROR" or line.startswith(("CLIENT_ERROR", "SERVER_ERROR")):
+            raise MemcacheError(line)
+        return line
+
+    def command(self, line):
+        """Send one command line, return its one reply line (errors raise)."""
+        return self._check(self._io(line.encode("utf-8") + b"\r\n", self._line))
+
+    # -- storage -----------------------------------------------------------
+    def store(self, cmd, key, value, exptime=0, flags=0):
+        """set/add/replace: the reply line (STORED, NOT_STORED, ...);
+        SERVER_ERROR (e.g. out of memory) raises MemcacheError."""
+        if isinstance(value, str):
+            value = value.encode("utf-8")
+        head = b"%s %s %d %d %d\r\n" % (cmd.encode(), _mc_key(key), flags, exptime, len(value))
+        return self._check(self._io(head + value + b"\r\n", self._line))
+
+    def set(self, key, value, exptime=0, flags=0):
+        return self.store("set", key, value, exptime, flags) == "STORED"
+
+    def add(self, key, value, exptime=0, flags=0):
+        return self.store("add", key, value, exptime, flags) == "STORED"
+
+    def store_many(self, cmd, items, exptime=0):
+        """Pipeline: one storage command per (key, value), then read every
+        reply. Returns the reply lines (SERVER_ERROR lines included, not
+        raised)."""
+        payload = b"".join(b"%s %s 0 %d %d\r\n%s\r\n" % (cmd.encode(), _mc_key(k), exptime, len(v), v)
+                           for k, v in items)
+
+        def read():
+            return [self._line() for _ in items]
+        return self._io(payload, read)
+
+    # -- retrieval -----------------------------------------------------------
+    def get(self, key):
+        """The value (bytes) or None."""
+        def read():
+            line = self._check(self._line())
+            if line == "END":
+                return None
+            parts = line.split()
+            if parts[0] != "VALUE" or len(parts) < 4:
+                raise ConnectionError("unexpected get reply %r" % line[:80])
+            data = self._data(int(parts[3]))
+            end = self._line()
+            if end != "END":
+                raise ConnectionError("unexpected get trailer %r" % end[:80])
+            return data
+        return self._io(b"get " + _mc_key(key) + b"\r\n", read)
+
+    def mg(self, key, *flags):
+        """Meta get. None when absent (EN); else a dict: 'status' ('HD' or
+        'VA'), 'flags' {letter: text} of the returned flags, 'value' (bytes
+        with the 'v' flag, else None). E.g. mg(key, 't') -> flags['t'] is
+        the remaining TTL in seconds ('-1': no expiry)."""
+        def read():
+            line = self._check(self._line())
+            if line == "EN":
+                return None
+            parts = line.split()
+            out = {"status": parts[0], "flags": {}, "value": None}
+            rest = parts[1:]
+            if parts[0] == "VA":
+                n, rest = int(parts[1]), parts[2:]
+            elif parts[0] != "HD":
+                raise ConnectionError("unexpected mg reply %r" % line[:80])
+            for tok in rest:
+                out["flags"][tok[0]] = tok[1:]
+            if parts[0] == "VA":
+                out["value"] = self._data(n)
+            return out
+        cmd = b"mg " + _mc_key(key) + b"".join(b" " + f.encode() for f in flags) + b"\r\n"
+        return self._io(cmd, read)
+
+    def ttl(self, key):
+        """Remaining TTL in whole seconds (memcached's own clock), -1 for
+        no expiry, None when absent."""
+        r = self.mg(key, "t")
+        return None if r is None else int(r["flags"]["t"])
+
+    def exists(self, key):
+        return self.mg(key) is not None
+
+    # -- other -------------------------------------------------------------
+    def delete(self, key):
+        return self.command("delete " + (key if isinstance(key, str) else key.decode())) == "DELETED"
+
+    def flush_all(self):
+        return self.command("flush_all") == "OK"
+
+    def version(self):
+        return self.command("version").split(" ", 1)[1]
+
+    def stats(self, section=None):
+        """{name: value} of ``stats`` or ``stats <section>`` (e.g. 'settings')."""
+        def read():
+            out = {}
+            while True:
+                line = self._check(self._line())
+                if line == "END":
+                    return out
+                parts = line.split(" ", 2)
+                if parts[0] != "STAT" or len(parts) < 2:
+                    raise ConnectionError("unexpected stats line %r" % line[:80])
+                out[parts[1]] = parts[2] if len(parts) > 2 else ""
+        cmd = b"stats" + (b" " + section.encode() if section else b"") + b"\r\n"
+        return self._io(cmd, read)
+
+    def stats_settings(self):
+        return self.stats("settings")
+
+    def metadump(self, mode="hash", attempts=50):
+        """Every live item as a dict (key decoded, exp, la, cas, fetch, cls,
+        size) from ``lru_crawler metadump <mode>``. The default walks the
+        hash table: ``metadump all`` walks the LRUs and misses items that
+        the LRU maintainer moves while it crawls (seen with memcached
+        1.6.18: 297..300 of 300 items under get/add traffic; ``hash``: 300
+        every time). The crawler may be busy with its own run: retried,
+        bounded."""
+        def read():
+            # Item lines end in a bare LF; the block ends with END CRLF.
+            # Errors (BUSY ..., ERROR ...) are one CRLF line.
+            while True:
+                if self._buf.startswith(b"END\r\n") or b"\nEND\r\n" in self._buf:
+                    break
+                if b"\r\n" in self._buf and not self._buf.startswith(b"key="):
+                    line = self._line()
+                    raise MemcacheError(line)
+                self._fill()
+            block, self._buf = self._buf.split(b"END\r\n", 1)
+            items = []
+            for line in block.decode("utf-8", "replace").split("\n"):
+                if not line:
+                    continue
+                d = {}
+                for tok in line.split(" "):
+                    k, _, v = tok.partition("=")
+                    d[k] = v
+                d["key"] = urllib.parse.unquote(d.get("key", ""))
+                items.append(d)
+            return items
+        last = None
+        for _ in range(attempts):
+            try:
+                return self._io(b"lru_crawler metadump %s\r\n" % mode.encode(), read)
+            except MemcacheError as e:
+                last = e
+                if not str(e).startswith("BUSY"):
+                    raise
+                time.sleep(0.05)
+        raise MemcacheError("lru_crawler stayed busy: %s" % last)
+
+    def keys(self, prefix=""):
+        """Sorted keys of the live items starting with prefix."""
+        return sorted(d["key"] for d in self.metadump() if d["key"].startswith(prefix))
+
+
+class MemcacheWatch:
+    """memcached's ``watch`` log stream (1.6: ``watch mutations fetchers``)
+    on its own connection, collected by a thread (bounded: 120 s). Each
+    entry is a dict of the line's fields (key decoded), e.g. type=item_store
+    cmd=add ttl=<seconds sent> status=stored, or type=item_get
+    status=not_found. Note: memcached logs its own lookup inside an ``add``
+    as an item_get right before the item_store (same connection, same
+    microsecond)."""
+
+    def __init__(self, server, kinds=("mutations", "fetchers")):
+        self.client = server.client(timeout=0.3)
+        r = self.client.command("watch " + " ".join(kinds))
+        if r != "OK":
+            raise MemcacheError("watch: %s" % r)
+        self.entries = []
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        deadline = time.monotonic() + 120
+        while not self._stop and time.monotonic() < deadline:
+            try:
+                while b"\n" not in self.client._buf:
+                    self.client._fill()
+            except OSError:
+                continue          # read timeout: look at _stop again
+            except ConnectionError:
+                return
+            line, self.client._buf = self.client._buf.split(b"\n", 1)
+            d = {}
+            for tok in line.decode("utf-8", "replace").strip().split(" "):
+                k, _, v = tok.partition("=")
+                d[k] = v
+            if "key" in d:
+                d["key"] = urllib.parse.unquote(d["key"])
+            self.entries.append(d)
+
+    def stop(self):
+        time.sleep(0.3)           # let the last entries arrive
+        self._stop = True
+        self._thread.join(timeout=5)
+        self.client.close()
+        return self.entries
+
+
+MEMCACHED_DEFAULT_OPTIONS = ("-U", "0", "-m", "64", "-M", "-o", "no_slab_reassign")
+# The module's memcached expiry = ceil(ttl_ms / 1000) + this (see MemcachedStore).
+MEMCACHED_EXPIRY_MARGIN_S = 1
+
+
+class MemcachedServer:
+    """memcached on 127.0.0.1:<free port> in its own directory, started as
+    our child, stopped by PID. ``options`` replaces the default
+    ``-U 0 -m 64 -M -o no_slab_reassign`` (``-l``/``-p``/``-u`` are always
+    given: memcached refuses to run as root without ``-u``)."""
+
+    def __init__(self, workdir, port=None, options=MEMCACHED_DEFAULT_OPTIONS, name=None):
+        self.dir = make_dir(workdir)
+        self.port = port or free_port()
+        self.options = tuple(options)
+        self.name = name or os.path.basename(self.dir.rstrip("/"))
+        self.log_path = os.path.join(self.dir, "memcached.log")
+        self.proc = None
+        self.paused = False
+        self.starts = 0
+
+    @property
+    def address(self):
+        return "127.0.0.1:%d" % self.port
+
+    @property
+    def url(self):
+        return "memcache://" + self.address
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def argv(self):
+        user = ["-u", "www-data"] if os.geteuid() == 0 else []
+        return [MEMCACHED, "-l", "127.0.0.1", "-p", str(self.port)] + user + list(self.options)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, options=None, timeout=START_TIMEOUT):
+        """Start (same port); ``options`` replaces this server's options
+        from now on."""
+        if options is not None:
+            self.options = tuple(options)
+        if self.running():
+            return self
+        with open(self.log_path, "ab") as out:
+            out.write(("--- start: %s\n" % " ".join(self.argv())).encode())
+            out.flush()
+            self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL,
+                                         stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        self.paused = False
+        self.starts += 1
+
+        def up():
+            if self.proc.poll() is not None:
+                raise HarnessError("memcached exited with %s; see %s"
+                                   % (self.proc.returncode, self.log_path))
+            c = self.client(timeout=0.5)
+            try:
+                return bool(c.version())
+            except (OSError, ConnectionError, MemcacheError):
+                return False
+            finally:
+                c.close()
+        wait_for(up, timeout, what="memcached on port %d" % self.port)
+        return self
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)   # in case a test paused it
+                os.kill(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        self.paused = False
+        wait_for(lambda: not port_open(self.port, timeout=0.2), 5,
+                 what="memcached port %d to close" % self.port)
+
+    def restart(self, options=None):
+        self.stop()
+        return self.start(options=options)
+
+    def pause(self):
+        """SIGSTOP: the kernel still accepts TCP connections, nobody answers."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self):
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        self.paused = False
+
+    def available(self):
+        """Running and not paused: a client can expect an answer."""
+        return self.running() and not self.paused
+
+    def client(self, timeout=5.0):
+        return MemcacheClient(port=self.port, timeout=timeout)
+
+
+# --------------------------------------------------------------------------
+# The store the fleet runs on, seen from the tests: one interface for every
+# backend, so the fleet suite runs unchanged on Redis and on memcached.
+# --------------------------------------------------------------------------
+
+def memcache_server_index(key, n):
+    """The module's key-to-server rule: first 4 bytes of SHA-256(key),
+    big-endian unsigned, mod n (servers in URL order)."""
+    return int.from_bytes(hashlib.sha256(_mc_key(key)).digest()[:4], "big") % n
+
+
+class Store:
+    """What the tests need to know about the fleet's store:
+
+    * ``name`` (the backend id: redis, memcached1, memcached2), ``kind``
+      ('redis' or 'memcached'), ``url`` (for ReplaySPStore) and
+      ``server_extra`` (server-scope directives the fleet runs with);
+    * ``exists(key)``, ``ttl_seconds(key)`` (float; None when absent),
+      ``get(key)``, ``set(key, value, ttl_s)``, ``delete(key)``,
+      ``keys(prefix)``, ``claim_keys()``, ``session_keys()``, ``flush()``;
+    * ``ttl_resolution``: 0.001 s for Redis (PTTL), 1 s for memcached
+      (``mg key t`` and memcached's once-a-second clock); ``clock(key)``;
+    * ``timeout_s``: the ReplaySPStoreTimeout the fleet runs with;
+    * ``expiry_margin_s``: whole seconds the module adds to each expiry it
+      sends (memcached: 1, for its once-a-second clock; Redis: 0);
+    * ``heal()``: every server up, answering, healthy and empty;
+    * ``stop_all()``/``start_all()``/``pause_all()``/``resume_all()``.
+    """
+
+    name = kind = None
+    server_extra = ""
+    ttl_resolution = 1.0
+    expiry_margin_s = 0      # whole seconds the module adds to every expiry
+    timeout_s = 1.0          # ReplaySPStoreTimeout the fleet runs with
+
+    def clock(self, key):
+        """The store's clock for key in whole seconds, None if the TTL read
+        is not tied to a coarse clock (Redis)."""
+        return None
+
+    def claim_keys(self, prefix=KEY_PREFIX):
+        return self.keys(prefix + "a:")
+
+    def session_keys(self, prefix=KEY_PREFIX):
+        return self.keys(prefix + "s:")
+
+    def close(self):
+        pass
+
+
+class RedisStore(Store):
+    kind = "redis"
+    ttl_resolution = 0.001
+    timeout_s = 1.0          # the module's default ReplaySPStoreTimeout
+
+    def __init__(self, server, name="redis"):
+        self.name = name
+        self.server = server
+        self.servers = [server]
+        self._c = None
+
+    @property
+    def url(self):
+        return self.server.url
+
+    @property
+    def c(self):
+        if self._c is None:
+            self._c = self.server.client()
+        return self._c
+
+    def exists(self, key):
+        return self.c.exists(key)
+
+    def ttl_seconds(self, key):
+        ms = self.c.pttl(key)
+        if ms == -2:
+            return None
+        return -1 if ms == -1 else ms / 1000.0
+
+    def get(self, key):
+        return self.c.get(key)
+
+    def set(self, key, value, ttl_s):
+        return self.c.call("SET", key, value, "PX", int(ttl_s * 1000)) == "OK"
+
+    def delete(self, key):
+        return self.c.call("DEL", key) == 1
+
+    def keys(self, prefix=""):
+        return self.c.keys(prefix + "*")
+
+    def flush(self):
+        self.c.flushall()
+
+    def heal(self):
+        s = self.server
+        if not s.running():
+            s.start()
+        else:
+            s.resume()
+        self.close()
+        c = self.c
+        c.call("CONFIG", "SET", "maxmemory", REDIS_MAXMEMORY)
+        if c.info("replication").get("role") != "master":
+            c.call("REPLICAOF", "NO", "ONE")
+        c.flushall()
+
+    def stop_all(self):
+        self.close()
+        self.server.stop()
+
+    def start_all(self):
+        self.server.start()
+
+    def pause_all(self):
+        self.close()
+        self.server.pause()
+
+    def resume_all(self):
+        self.server.resume()
+
+    def close(self):
+        if self._c is not None:
+            self._c.close()
+            self._c = None
+
+
+class MemcachedStore(Store):
+    """One or more memcached servers, in URL order. Every key lookup asks
+    every available server and asserts that only the server the module's
+    rule names holds it (``locate``)."""
+
+    kind = "memcached"
+    ttl_resolution = 1.0
+    # The module sends ceil(ttl_ms / 1000) + 1 s: memcached's clock ticks
+    # once a second, and an item set just before a tick would otherwise
+    # live up to a second less than its TTL (rsp_store_memcache.c, expiry()).
+    expiry_margin_s = MEMCACHED_EXPIRY_MARGIN_S
+
+    def __init__(self, servers, name, timeout_ms=500):
+        self.name = name
+        self.servers = list(servers)
+        self.timeout_s = timeout_ms / 1000.0
+        self.server_extra = "ReplaySPStoreTimeout %d" % timeout_ms
+        self._clients = {}
+
+    @property
+    def url(self):
+        return "memcache://" + ",".join(s.address for s in self.servers)
+
+    def client(self, server):
+        """A client for server, made anew after the server was restarted
+        (the old connection went with the old process)."""
+        key = (server.port, server.starts)
+        c = self._clients.get(key)
+        if c is None:
+            c = self._clients[key] = server.client()
+        return c
+
+    def close(self):
+        for c in self._clients.values():
+            c.close()
+        self._clients = {}
+
+    # -- where keys live ---------------------------------------------------
+    def index_of(self, key):
+        """By the formula."""
+        return memcache_server_index(key, len(self.servers))
+
+    def server_of(self, key):
+        return self.servers[self.index_of(key)]
+
+    def holders(self, key):
+        """By asking: indexes of the available servers that hold key."""
+        return [i for i, s in enumerate(self.servers)
+                if s.available() and self.client(s).exists(key)]
+
+    def locate(self, key):
+        """True when key is on its server; AssertionError when another
+        server holds it (the module moved a key)."""
+        held = self.holders(key)
+        want = self.index_of(key)
+        assert set(held) <= {want}, (
+            "key %s is on server(s) %r, the formula says server %d (%s)"
+            % (key, held, want, self.servers[want].address))
+        return want in held
+
+    # -- the Store interface -------------------------------------------------
+    def exists(self, key):
+        return self.locate(key)
+
+    def ttl_seconds(self, key):
+        self.locate(key)
+        t = self.client(self.server_of(key)).ttl(key)
+        return None if t is None else float(t)
+
+    def get(self, key):
+        return self.client(self.server_of(key)).get(key)
+
+    def set(self, key, value, ttl_s):
+        return self.client(self.server_of(key)).set(key, value, int(-(-ttl_s // 1)))
+
+    def delete(self, key):
+        return self.client(self.server_of(key)).delete(key)
+
+    def keys_by_server(self, prefix=""):
+        """{server index: sorted keys} over the available servers."""
+        return {i: self.client(s).keys(prefix)
+                for i, s in enumerate(self.servers) if s.available()}
+
+    def keys(self, prefix=""):
+        out = []
+        for i, ks in self.keys_by_server(prefix).items():
+            for k in ks:
+                assert self.index_of(k) == i, (
+                    "key %s is on server %d (%s), the formula says %d"
+                    % (k, i, self.servers[i].address, self.index_of(k)))
+            out.extend(ks)
+        return sorted(out)
+
+    def flush(self):
+        for s in self.servers:
+            self.client(s).flush_all()
+
+    def clock(self, key):
+        """memcached's own clock (``stats`` time, whole seconds, ticks once a
+        second) on the server that holds key: TTLs count down on it."""
+        return int(self.client(self.server_of(key)).stats()["time"])
+
+    def heal(self, options=MEMCACHED_DEFAULT_OPTIONS):
+        """Every server running the default options, answering and empty."""
+        self.close()
+        for s in self.servers:
+            if s.running() and tuple(s.options) != tuple(options):
+                s.stop()
+            if not s.running():
+                s.start(options=options)
+            else:
+                s.resume()
+        self.flush()
+
+    def stop_all(self):
+        self.close()
+        for s in self.servers:
+            s.stop()
+
+    def start_all(self):
+        for s in self.servers:
+            s.start()
+
+    def pause_all(self):
+        self.close()
+        for s in self.servers:
+            s.pause()
+
+    def resume_all(self):
+        for s in self.servers:
+            s.resume()
 
 
 # --------------------------------------------------------------------------

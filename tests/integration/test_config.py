@@ -49,6 +49,25 @@ def test_good_configuration_passes_configtest_and_starts(make_instance, redis):
     h.stop()
 
 
+def test_good_memcache_configuration_passes_configtest_and_starts(make_instance, workdir):
+    """Two memcached servers, in order (the order is the key mapping)."""
+    servers = [harness.MemcachedServer(os.path.join(workdir, "config", "mc-" + n)) for n in "ab"]
+    try:
+        for m in servers:
+            m.start()
+        url = "memcache://" + ",".join(m.address for m in servers)
+        h = make_instance("good-memcache", store_url=url,
+                          server_extra="ReplaySPStoreTimeout 500")
+        rc, out = h.configtest()
+        assert rc == 0 and "Syntax OK" in out, out
+        h.start()
+        assert h.running()
+        h.stop()
+    finally:
+        for m in servers:
+            m.stop()
+
+
 BAD = [
     # (case, directive expected in the message, make_instance kwargs)
     ("store_scheme", "ReplaySPStore", dict(store_url="http://127.0.0.1:6379/0")),
@@ -57,6 +76,14 @@ BAD = [
     ("store_no_host", "ReplaySPStore", dict(store_url="redis://:6379/0")),
     ("store_db_text", "ReplaySPStore", dict(store_url="redis://127.0.0.1:6379/zero")),
     ("store_unix_relative", "ReplaySPStore", dict(store_url="redis+unix://relative/redis.sock")),
+    ("memcache_no_port", "ReplaySPStore", dict(store_url="memcache://127.0.0.1")),
+    ("memcache_no_server", "ReplaySPStore", dict(store_url="memcache://")),
+    ("memcache_empty_member", "ReplaySPStore", dict(store_url="memcache://127.0.0.1:11211,")),
+    ("memcache_listed_twice", "ReplaySPStore",
+     dict(store_url="memcache://127.0.0.1:11211,127.0.0.1:11211")),
+    ("memcache_path", "ReplaySPStore", dict(store_url="memcache://127.0.0.1:11211/0")),
+    ("memcache_credentials", "ReplaySPStore", dict(store_url="memcache://u:p@127.0.0.1:11211")),
+    ("memcache_port_range", "ReplaySPStore", dict(store_url="memcache://127.0.0.1:0")),
     ("key_missing", "ReplaySPKeyFile", dict(sp_overrides={"key_file": "/nonexistent/rsp/sp.key"})),
     ("key_garbage", "ReplaySPKeyFile", dict(sp_overrides={"key_file": "@garbage"})),
     ("cert_missing", "ReplaySPCertFile", dict(sp_overrides={"cert_file": "/nonexistent/rsp/sp.crt"})),

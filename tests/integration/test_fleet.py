@@ -1,4 +1,6 @@
-"""Fleet tests a-f: three replicas behind a balancer, one Redis.
+"""Fleet tests a-f: three replicas behind a balancer, on every store
+backend (Redis, one memcached, two memcached servers): each test here runs
+once per backend, through the ``store`` fixture (harness.Store).
 
 The error-log gate (conftest.py) fails any test that causes a warn-or-worse
 line it did not declare with @pytest.mark.expect_log.
@@ -6,6 +8,7 @@ line it did not declare with @pytest.mark.expect_log.
 
 import base64
 import concurrent.futures
+import math
 import threading
 import time
 import urllib.parse
@@ -18,12 +21,12 @@ from harness import (COOKIE_NAME, TAGS, get, post_acs, session_cookie,
 PAGE = "/app/page.html"
 
 
-def sessions(rc):
-    return rc.keys("rsp:s:*")
+def sessions(store):
+    return store.session_keys()
 
 
-def claims(rc):
-    return rc.keys("rsp:a:*")
+def claims(store):
+    return store.claim_keys()
 
 
 def location_path(resp, fleet):
@@ -48,12 +51,12 @@ def sign_in(fleet, m, target=None, relay_state=PAGE):
     return cookie
 
 
-def assert_session_key(rc, cookie):
+def assert_session_key(store, cookie):
     """The session record is stored under <prefix>s:base64url(SHA-256(cookie)),
     never under the cookie value itself."""
     k = session_key(cookie)
-    assert rc.exists(k), "no session record under %s; sessions: %r" % (k, sessions(rc))
-    assert not [s for s in sessions(rc) if cookie in s]
+    assert store.exists(k), "no session record under %s; sessions: %r" % (k, sessions(store))
+    assert not [s for s in sessions(store) if cookie in s]
     return k
 
 
@@ -61,9 +64,9 @@ def assert_session_key(rc, cookie):
 # a. a fresh response -> exactly one session; its cookie works everywhere
 # --------------------------------------------------------------------------
 
-def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml, rc):
+def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml, store):
     m = saml.mint(name_id="alice")
-    assert sessions(rc) == [] and claims(rc) == []
+    assert sessions(store) == [] and claims(store) == []
 
     r = post_acs(fleet.public, m.b64, relay_state=PAGE)
     assert r.status_code == 303, r.text[:500]
@@ -78,9 +81,9 @@ def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml,
     assert "secure" not in attrs           # plain http
 
     # exactly one session and one claim in the store
-    assert claims(rc) == [m.key]
-    assert len(sessions(rc)) == 1
-    assert_session_key(rc, cookie)
+    assert claims(store) == [m.key]
+    assert len(sessions(store)) == 1
+    assert_session_key(store, cookie)
     assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == 1
     # never a cookie value (or the raw assertion ID) in an error log
     logged = [line for lines in fleet.new_log_lines().values() for line in lines]
@@ -98,20 +101,20 @@ def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml,
         # no session -> 401; a made-up cookie -> 401
         assert get(base + PAGE).status_code == 401, name
         assert get(base + PAGE, cookie="x" * 43).status_code == 401, name
-    assert len(sessions(rc)) == 1
+    assert len(sessions(store)) == 1
 
 
-def test_a_deleted_session_is_refused_on_every_replica(fleet, saml, rc):
+def test_a_deleted_session_is_refused_on_every_replica(fleet, saml, store):
     cookie = sign_in(fleet, saml.mint())
-    k = assert_session_key(rc, cookie)
+    k = assert_session_key(store, cookie)
     for name, base in fleet.targets():
         assert get(base + PAGE, cookie=cookie).status_code == 200, name
-    assert rc.call("DEL", k) == 1
+    assert store.delete(k) is True
     for name, base in fleet.targets():
         assert get(base + PAGE, cookie=cookie).status_code == 401, name
 
 
-def test_a_expired_session_is_refused_on_every_replica(fleet, saml, rc):
+def test_a_expired_session_is_refused_on_every_replica(fleet, saml, store):
     """SessionNotOnOrAfter 3 s ahead caps the session; after it, 401 everywhere."""
     cookie = sign_in(fleet, saml.mint(session_not_on_or_after_offset=3))
     for name, base in fleet.targets():
@@ -145,10 +148,10 @@ def test_a_relay_state_backslash_is_not_offsite(fleet, saml):
 
 
 @pytest.mark.parametrize("sign_response,sign_assertion", [(True, False), (False, True), (True, True)])
-def test_a_signed_response_or_assertion_is_enough(fleet, saml, rc, sign_response, sign_assertion):
+def test_a_signed_response_or_assertion_is_enough(fleet, saml, store, sign_response, sign_assertion):
     m = saml.mint(sign_response=sign_response, sign_assertion=sign_assertion)
     sign_in(fleet, m)
-    assert rc.exists(m.key)
+    assert store.exists(m.key)
 
 
 def test_a_metadata_without_session_on_every_replica(fleet):
@@ -160,14 +163,14 @@ def test_a_metadata_without_session_on_every_replica(fleet):
         assert "EntityDescriptor" in r.text
 
 
-def test_a_attributes_and_session_lifetime_cap(fleet, saml, rc):
+def test_a_attributes_and_session_lifetime_cap(fleet, saml, store):
     """SessionNotOnOrAfter caps the session record's lifetime."""
     m = saml.mint(name_id="bob", session_not_on_or_after_offset=120,
                   attributes={"mail": "bob@example.org"})
     cookie = sign_in(fleet, m)
-    k = assert_session_key(rc, cookie)
-    ttl = rc.pttl(k)
-    assert 0 < ttl <= 121 * 1000, ttl
+    k = assert_session_key(store, cookie)
+    ttl = store.ttl_seconds(k)
+    assert 0 < ttl <= 121 + store.expiry_margin_s, ttl
     g = get(fleet.replicas[0].base_url + PAGE, cookie=cookie)
     assert g.status_code == 200 and g.headers.get("X-RSP-User") == "bob"
 
@@ -177,10 +180,10 @@ def test_a_attributes_and_session_lifetime_cap(fleet, saml, rc):
 # --------------------------------------------------------------------------
 
 @pytest.mark.expect_log("replay_refused")
-def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, rc):
+def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, store):
     m = saml.mint()
     sign_in(fleet, m)
-    assert len(sessions(rc)) == 1
+    assert len(sessions(store)) == 1
     fleet.mark_logs()
 
     results = []
@@ -193,8 +196,8 @@ def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, rc):
         assert not [c for c in cookies if c.startswith(COOKIE_NAME + "=")], (name, cookies)
     # the balancer's three posts went to the three replicas (round-robin)
     assert sorted(r[3] for r in results[3:]) == ["replica1", "replica2", "replica3"]
-    assert len(sessions(rc)) == 1
-    assert claims(rc) == [m.key]
+    assert len(sessions(store)) == 1
+    assert claims(store) == [m.key]
 
     logs = fleet.new_log_lines()
     n = sum(1 for lines in logs.values() for line in lines if TAGS["replay_refused"] in line)
@@ -206,7 +209,8 @@ def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, rc):
         assert all(m.issuer in line and "127.0.0.1" in line for line in mine), mine
         # never the raw assertion ID in the log
         assert not any(m.assertion_id in line for line in mine)
-    print("test b: %d posts of a used response -> %s" % (len(results), [r[1] for r in results]))
+    print("test b [%s]: %d posts of a used response -> %s"
+          % (store.name, len(results), [r[1] for r in results]))
 
 
 # --------------------------------------------------------------------------
@@ -231,7 +235,7 @@ def _burst(fleet, b64):
 
 
 @pytest.mark.expect_log("replay_refused")
-def test_c_concurrent_identical_posts_exactly_one_wins(fleet, saml, rc):
+def test_c_concurrent_identical_posts_exactly_one_wins(fleet, saml, store):
     totals = {"303": 0, "403": 0}
     per_replica = {}
     for i in range(ROUNDS):
@@ -243,69 +247,100 @@ def test_c_concurrent_identical_posts_exactly_one_wins(fleet, saml, rc):
         assert winners[0][1], "round %d: the 303 has no session cookie" % i
         assert statuses.count(403) == BURST - 1, "round %d: %r" % (i, sorted(statuses))
         assert all(c is None for s, c, _ in res if s != 303), "round %d: cookie on a refusal" % i
-        assert rc.exists(m.key)
+        assert store.exists(m.key)
         for _, _, rep in res:
             per_replica[rep] = per_replica.get(rep, 0) + 1
         totals["303"] += 1
         totals["403"] += statuses.count(403)
-    assert len(sessions(rc)) == ROUNDS
-    assert len(claims(rc)) == ROUNDS
+    assert len(sessions(store)) == ROUNDS
+    assert len(claims(store)) == ROUNDS
     assert set(per_replica) == {"replica1", "replica2", "replica3"}, per_replica
     assert fleet.count_in_logs(TAGS["replay_refused"]) == ROUNDS * (BURST - 1)
     assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == ROUNDS
-    print("test c: %d rounds x %d concurrent posts: 303=%d 403=%d; per replica %r"
-          % (ROUNDS, BURST, totals["303"], totals["403"], per_replica))
+    print("test c [%s]: %d rounds x %d concurrent posts: 303=%d 403=%d; per replica %r"
+          % (store.name, ROUNDS, BURST, totals["303"], totals["403"], per_replica))
 
 
 # --------------------------------------------------------------------------
 # d. the claim's TTL = window end - now + skew
 # --------------------------------------------------------------------------
 
-def _claim_residual(fleet, saml, rc, **mint_kw):
-    """Sign in; return PTTL/1000 - (window_end - now): should equal the skew."""
-    m = saml.mint(**mint_kw)
-    cookie = sign_in(fleet, m)
+def check_claim_ttl(store, m, skew, t0, t1, c0=None):
+    """The claim's remaining TTL against the rule
+    ttl = window_end - now + skew (rounded up), now being when the module
+    handled the sign-in (between t0 and t1, the test's clock). Returns the
+    residual TTL - (window_end - now_read): the skew, to within the store's
+    resolution.
+
+    Redis: PTTL counts down in ms from ttl_ms; the residual is the skew to
+    within 1 s. memcached: the expiry is ceil(ttl_ms / 1000) whole seconds,
+    plus the module's margin (store.expiry_margin_s), at the ``add``, and
+    ``mg key t`` counts down on memcached's clock, which ticked ``ticks``
+    times between c0 (store.clock() read before the sign-in) and a read
+    after the TTL's: it must lie in [ceil(W + skew - t1) + margin - ticks,
+    ceil(W + skew - t0) + margin] (normally one or two values: the rule
+    within 1 s)."""
     t_read = time.time()
-    pttl = rc.pttl(m.key)
-    assert pttl > 0, "claim key %s: PTTL %r" % (m.key, pttl)
-    return pttl / 1000.0 - (m.window_end - t_read), m, cookie
+    ttl = store.ttl_seconds(m.key)
+    ticks = 0 if c0 is None else store.clock(m.key) - c0
+    assert ttl is not None and ttl > 0, "claim key %s: TTL %r" % (m.key, ttl)
+    w = m.window_end
+    residual = ttl - (w - t_read)
+    if store.ttl_resolution < 1:
+        assert abs(residual - skew) <= 1, "skew %d: residual %.3f" % (skew, residual)
+    else:
+        margin = store.expiry_margin_s
+        lo = math.ceil(w + skew - t1) + margin - ticks
+        hi = math.ceil(w + skew - t0) + margin
+        assert lo <= ttl <= hi, ("skew %d: mg t says %r, the rule says %d..%d (%d ticks)"
+                                 % (skew, ttl, lo, hi, ticks))
+    return residual
 
 
-def test_d_claim_ttl_is_window_end_minus_now_plus_skew(fleet, saml, rc):
+def _claim_residual(fleet, saml, store, skew=60, **mint_kw):
+    """Sign in; check the claim's TTL (check_claim_ttl); return
+    (residual, minted, cookie)."""
+    m = saml.mint(**mint_kw)
+    c0 = store.clock(m.key)
+    t0 = time.time()
+    cookie = sign_in(fleet, m)
+    t1 = time.time()
+    return check_claim_ttl(store, m, skew, t0, t1, c0), m, cookie
+
+
+def test_d_claim_ttl_is_window_end_minus_now_plus_skew(fleet, saml, store):
+    # Comparing two residuals: each is exact to the store's resolution.
+    tol = 1 if store.ttl_resolution < 1 else 2
     # Conditions NotOnOrAfter is the earlier one
-    r1, m1, c1 = _claim_residual(fleet, saml, rc, not_on_or_after_offset=240,
+    r1, m1, c1 = _claim_residual(fleet, saml, store, not_on_or_after_offset=240,
                                  scd_not_on_or_after_offset=300)
-    assert abs(r1 - 60) <= 1, "default skew 60: residual %.3f" % r1
     # SubjectConfirmationData NotOnOrAfter is the earlier one
-    r2, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=300,
+    r2, _, _ = _claim_residual(fleet, saml, store, not_on_or_after_offset=300,
                                scd_not_on_or_after_offset=200)
-    assert abs(r2 - 60) <= 1, "default skew 60: residual %.3f" % r2
     # only one of them present
-    r3, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=None,
+    r3, _, _ = _claim_residual(fleet, saml, store, not_on_or_after_offset=None,
                                scd_not_on_or_after_offset=200)
-    assert abs(r3 - 60) <= 1, r3
-    r4, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=180,
+    r4, _, _ = _claim_residual(fleet, saml, store, not_on_or_after_offset=180,
                                scd_not_on_or_after_offset=None)
-    assert abs(r4 - 60) <= 1, r4
     # the default session lifetime (8 h) applies to the session, not the claim
-    sk = assert_session_key(rc, c1)
-    assert abs(rc.pttl(sk) / 1000.0 - 28800) <= 5, rc.pttl(sk)
+    sk = assert_session_key(store, c1)
+    assert abs(store.ttl_seconds(sk) - 28800) <= 5, store.ttl_seconds(sk)
 
     # another session lifetime: the claim's TTL does not change
     fleet.restart_replicas(location_extra="ReplaySPSessionLifetime 120")
-    r5, _, c5 = _claim_residual(fleet, saml, rc, not_on_or_after_offset=240,
+    r5, _, c5 = _claim_residual(fleet, saml, store, not_on_or_after_offset=240,
                                 scd_not_on_or_after_offset=300)
-    assert abs(r5 - r1) <= 1, "session lifetime changed the claim TTL: %.3f vs %.3f" % (r5, r1)
-    sk5 = assert_session_key(rc, c5)
-    assert 0 < rc.pttl(sk5) <= 120 * 1000
+    assert abs(r5 - r1) <= tol, "session lifetime changed the claim TTL: %.3f vs %.3f" % (r5, r1)
+    sk5 = assert_session_key(store, c5)
+    assert 0 < store.ttl_seconds(sk5) <= 120 + store.expiry_margin_s
 
     # another skew: the claim's TTL changes by exactly the difference
     fleet.restart_replicas(location_extra="ReplaySPClockSkew 300")
-    r6, _, _ = _claim_residual(fleet, saml, rc, not_on_or_after_offset=240,
+    r6, _, _ = _claim_residual(fleet, saml, store, skew=300, not_on_or_after_offset=240,
                                scd_not_on_or_after_offset=300)
-    assert abs((r6 - r1) - 240) <= 1, "skew 60 -> 300: residual %.3f -> %.3f" % (r1, r6)
-    print("test d: residuals (PTTL - (window_end - now)) skew60=%.3f %.3f %.3f %.3f "
-          "lifetime120=%.3f skew300=%.3f" % (r1, r2, r3, r4, r5, r6))
+    assert abs((r6 - r1) - 240) <= tol, "skew 60 -> 300: residual %.3f -> %.3f" % (r1, r6)
+    print("test d [%s]: residuals (TTL - (window_end - now)) skew60=%.3f %.3f %.3f %.3f "
+          "lifetime120=%.3f skew300=%.3f" % (store.name, r1, r2, r3, r4, r5, r6))
 
 
 # --------------------------------------------------------------------------
@@ -390,7 +425,7 @@ BAD_CASES = [
 
 @pytest.mark.expect_log("check_refused", "body_too_large")
 @pytest.mark.parametrize("case", BAD_CASES)
-def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, rc, case):
+def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, store, case):
     b64, expected, key_parts, fields = _case(saml, case)
     for name, base in [("balancer", fleet.public), (fleet.replicas[0].name, fleet.replicas[0].base_url)]:
         r = post_acs(base, b64, relay_state=PAGE, fields=fields)
@@ -398,9 +433,9 @@ def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, rc, case):
         assert session_cookie(r)[0] is None, (case, name)
     if key_parts:
         from harness import claim_key
-        assert not rc.exists(claim_key(*key_parts)), "%s: claim key exists" % case
-    assert claims(rc) == [], case
-    assert sessions(rc) == [], case
+        assert not store.exists(claim_key(*key_parts)), "%s: claim key exists" % case
+    assert claims(store) == [], case
+    assert sessions(store) == [], case
     tag = TAGS["body_too_large" if expected == 413 else "check_refused"]
     lines = [line for lines in fleet.new_log_lines().values() for line in lines if tag in line]
     assert len(lines) == 2 and all("check=" in line for line in lines), (case, lines)
@@ -414,20 +449,20 @@ def test_e_acs_wants_a_form_post(fleet):
 
 
 @pytest.mark.expect_log("check_refused")
-def test_e_acs_refuses_other_content_types(fleet, saml, rc):
+def test_e_acs_refuses_other_content_types(fleet, saml, store):
     import requests
     m = saml.mint()
     r = requests.post(fleet.public + "/saml/acs", allow_redirects=False, timeout=30,
                       files={"SAMLResponse": ("r", m.b64)})     # multipart/form-data
     assert r.status_code == 400
-    assert session_cookie(r)[0] is None and not rc.exists(m.key)
+    assert session_cookie(r)[0] is None and not store.exists(m.key)
 
 
 @pytest.mark.expect_log("malformed_session")
-def test_a_malformed_session_record_is_no_session(fleet, saml, rc):
+def test_a_malformed_session_record_is_no_session(fleet, saml, store):
     cookie = sign_in(fleet, saml.mint())
-    k = assert_session_key(rc, cookie)
-    rc.call("SET", k, "garbage", "PX", 60000)
+    k = assert_session_key(store, cookie)
+    assert store.set(k, "garbage", 60)
     for name, base in fleet.targets():
         assert get(base + PAGE, cookie=cookie).status_code == 401, name
 
@@ -437,7 +472,7 @@ def test_a_malformed_session_record_is_no_session(fleet, saml, rc):
 # --------------------------------------------------------------------------
 
 @pytest.mark.expect_log("replay_refused")
-def test_f_two_idps_same_assertion_id_both_accepted(fleet, saml, rc):
+def test_f_two_idps_same_assertion_id_both_accepted(fleet, saml, store):
     aid = saml.testidp.random_id()
     m1 = saml.mint(idp="idp1", assertion_id=aid, name_id="alice")
     m2 = saml.mint(idp="idp2", assertion_id=aid, name_id="alice2")
@@ -445,7 +480,7 @@ def test_f_two_idps_same_assertion_id_both_accepted(fleet, saml, rc):
     c1 = sign_in(fleet, m1)
     c2 = sign_in(fleet, m2)
     assert c1 != c2
-    assert claims(rc) == sorted([m1.key, m2.key])
+    assert claims(store) == sorted([m1.key, m2.key])
     assert get(fleet.replicas[1].base_url + PAGE, cookie=c1).headers.get("X-RSP-User") == "alice"
     assert get(fleet.replicas[2].base_url + PAGE, cookie=c2).headers.get("X-RSP-User") == "alice2"
     # and each is still single use
@@ -458,7 +493,7 @@ def test_f_two_idps_same_assertion_id_both_accepted(fleet, saml, rc):
 # --------------------------------------------------------------------------
 
 @pytest.mark.expect_log("check_refused", "body_too_large")
-def test_options_endpoint_cookie_window_and_body_size(fleet, saml, rc):
+def test_options_endpoint_cookie_window_and_body_size(fleet, saml, store):
     fleet.restart_replicas(location_extra="\n".join([
         "ReplaySPEndpointPath /sso",
         "ReplaySPCookieName rsp_other",
@@ -474,7 +509,7 @@ def test_options_endpoint_cookie_window_and_body_size(fleet, saml, rc):
     assert len(b64) > 4096
     # too big for ReplaySPMaxBodySize 4096
     r = post_acs(acs_url, b64)
-    assert r.status_code == 413 and not rc.keys("rsp:a:*")
+    assert r.status_code == 413 and not claims(store)
     fleet.restart_replicas(location_extra="\n".join([
         "ReplaySPEndpointPath /sso",
         "ReplaySPCookieName rsp_other",
@@ -486,7 +521,7 @@ def test_options_endpoint_cookie_window_and_body_size(fleet, saml, rc):
     assert r.status_code == 303, r.text[:300]
     cookie, attrs = session_cookie(r, name="rsp_other")
     assert cookie and session_cookie(r)[0] is None
-    assert rc.exists(claim_key_of(idp.entity_id, aid))
+    assert store.exists(claim_key_of(idp.entity_id, aid))
     import requests
     for name, base in fleet.targets():
         g = requests.get(base + PAGE, headers={"Cookie": "rsp_other=" + cookie},
@@ -497,7 +532,7 @@ def test_options_endpoint_cookie_window_and_body_size(fleet, saml, rc):
     # a response for the old ACS URL is refused (Destination/Recipient)
     m = saml.mint()
     assert post_acs(acs_url, m.b64).status_code == 400
-    assert not rc.exists(m.key)
+    assert not store.exists(m.key)
 
 
 def claim_key_of(issuer, aid):

@@ -1,5 +1,6 @@
-"""Self-tests of the harness: they need no module (plain httpd, Redis, the
-gate's line matching), so they tell a broken harness from a broken module."""
+"""Self-tests of the harness: they need no module (plain httpd, Redis,
+memcached, the gate's line matching), so they tell a broken harness from a
+broken module."""
 
 import base64
 import hashlib
@@ -43,6 +44,58 @@ def test_redis_server_and_resp_client(workdir):
         c.close()
     finally:
         r.stop()
+    assert not harness.port_open(port)
+
+
+def test_memcache_server_index_formula():
+    """First 4 bytes of SHA-256(key), big-endian, mod N (prefixes from
+    `printf %s KEY | openssl dgst -sha256`)."""
+    for key, head in (("rsp:a:abc", "0875c0d3"), ("rsp:s:xyz", "83257524"), ("key", "2c70e12b")):
+        for n in (1, 2, 3, 5):
+            assert harness.memcache_server_index(key, n) == int(head, 16) % n, (key, n)
+
+
+def test_memcached_server_and_client(workdir):
+    m = harness.MemcachedServer(os.path.join(workdir, "memcached-selftest"))
+    m.start()
+    try:
+        c = m.client()
+        assert c.version().startswith("1.6")
+        settings = c.stats_settings()
+        assert settings["evictions"] == "off"              # -M
+        assert settings["slab_reassign"] == "no"           # -o no_slab_reassign
+        assert settings["udpport"] == "0"
+        assert c.add("rsp:a:k", "v1", 100) is True
+        assert c.add("rsp:a:k", "v2", 100) is False         # add: only if absent
+        assert c.get("rsp:a:k") == b"v1"
+        assert c.ttl("rsp:a:k") in (99, 100)
+        r = c.mg("rsp:a:k", "v", "t", "c")
+        assert r["value"] == b"v1" and int(r["flags"]["c"]) > 0
+        assert c.mg("rsp:a:none", "t") is None and c.ttl("rsp:a:none") is None
+        assert c.set("rsp:s:k", b"x" * 2000, 0) and c.ttl("rsp:s:k") == -1
+        assert c.keys("rsp:") == ["rsp:a:k", "rsp:s:k"]
+        assert c.keys("rsp:a:") == ["rsp:a:k"]
+        assert c.delete("rsp:s:k") is True and c.delete("rsp:s:k") is False
+        with pytest.raises(harness.MemcacheError):
+            c.command("nosuchcommand")
+        pid, port = m.pid, m.port
+        assert int(c.stats()["pid"]) == pid
+        # paused: connections are accepted, nothing answers
+        m.pause()
+        slow = m.client(timeout=0.3)
+        with pytest.raises(OSError):
+            slow.version()
+        slow.close()
+        m.resume()
+        assert c.flush_all() and c.keys("") == []
+        m.restart()
+        assert m.port == port and m.pid != pid
+        c2 = m.client()
+        assert c2.get("rsp:a:k") is None
+        c2.close()
+        c.close()
+    finally:
+        m.stop()
     assert not harness.port_open(port)
 
 

@@ -56,6 +56,7 @@ def naming(commands, key):
     return [c for c in commands if key in c[1:]]
 
 
+@pytest.mark.backends("redis")
 @pytest.mark.expect_log("replay_refused")
 def test_claim_is_one_set_nx_px_with_nothing_read_before(fleet, saml, redis):
     m = saml.mint()
