@@ -88,14 +88,19 @@ class Watched:
 
 @pytest.fixture
 def watched(request, workdir, module_so, sp_config):
-    """watched(extra_redis_args=(), extra_conf="") -> a started Watched."""
+    """watched(redis_args=(), extra="", memcached_options=None) -> a started
+    Watched, in front of a Redis, or of a memcached when memcached_options
+    is given."""
     made = []
 
-    def make(redis_args=(), extra=""):
+    def make(redis_args=(), extra="", memcached_options=None):
         n = len(made)
         # short: a unix socket path must stay under 108 bytes
         base = os.path.join(workdir, "mon", "%x-%d" % (abs(hash(request.node.name)) % 65536, n))
-        redis = TunedRedis(os.path.join(base, "redis"), redis_args)
+        if memcached_options is not None:
+            redis = harness.MemcachedServer(os.path.join(base, "mc"), options=memcached_options)
+        else:
+            redis = TunedRedis(os.path.join(base, "redis"), redis_args)
         redis.start()
         w = Watched(os.path.join(base, "httpd"), module_so, redis, sp_config, extra)
         made.append(w)
@@ -287,3 +292,40 @@ def test_fail_open_accepts_without_a_claim_and_says_so(watched, idps):
     got = w.metrics()
     assert got["replay_sp_fail_open_total"] == 2
     assert got["replay_sp_claims_won_total"] == 0
+
+
+# --------------------------------------------------------------------------
+# memcached
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("RSP02001")
+@pytest.mark.parametrize("options, says", [
+    (("-U", "0", "-m", "64", "-o", "no_slab_reassign"), "evictions on"),
+    (("-U", "0", "-m", "64", "-M"), "slab page mover on"),
+])
+def test_memcached_that_may_evict_raises_the_policy_alarm(watched, options, says):
+    w = watched(memcached_options=options)
+    policy = w.wait_for_line(TAG["policy"])
+    assert len(policy) == 1 and says in policy[0]
+
+
+def test_memcached_configured_as_advised_raises_nothing(watched, idps):
+    w = watched(memcached_options=harness.MEMCACHED_DEFAULT_OPTIONS)
+    w.wait_for_poll()
+    first = w.metrics()["replay_sp_monitor_last_poll_timestamp_seconds"]
+    assert w.sign_in(idps["idp1"]).status_code == 303
+    w.wait_for_poll(after=first)
+    got = w.metrics()
+    assert got["replay_sp_store_up"] == 1
+    assert got["replay_sp_store_limit_bytes"] == 64 * 1024 * 1024
+    assert got["replay_sp_claims_won_total"] == 1
+
+
+@pytest.mark.expect_log("RSP02004", "RSP02008", "RSP02009")
+def test_memcached_restart_raises_the_loss_alarm(watched, idps):
+    w = watched(memcached_options=harness.MEMCACHED_DEFAULT_OPTIONS)
+    assert w.sign_in(idps["idp1"]).status_code == 303
+    w.wait_for_poll()
+    w.redis.restart()
+    loss = w.wait_for_line(TAG["loss"])
+    assert "restarted" in loss[0] and "claims made before" in loss[0]
