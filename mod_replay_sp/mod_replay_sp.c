@@ -177,26 +177,55 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return rsp_monitor_post_config(pconf, ptemp, s);
 }
 
+/* A slot for one worker's Lasso server. The server is built on first use,
+ * outside the pool's lock (apr_reslist runs constructors under it, and a
+ * build takes tens of milliseconds: a burst of first sign-ins would queue). */
+typedef struct {
+    rsp_lasso_server_t *server;
+} server_slot_t;
+
 static apr_status_t server_ctor(void **res, void *params, apr_pool_t *p)
 {
-    rsp_sp_conf_t *sp = params;
-    rsp_lasso_server_t *server;
-    const char *err;
-
-    if (rsp_saml_server_new(&server, &sp->def, &err) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, log_server, RSP_LOGNO(01012)
-                     "SP %s: cannot build a Lasso server: %s",
-                     sp->def.entity_id, err);
-        return APR_EGENERAL;
-    }
-    *res = server;
+    *res = apr_pcalloc(p, sizeof(server_slot_t));
     return APR_SUCCESS;
 }
 
 static apr_status_t server_dtor(void *res, void *params, apr_pool_t *p)
 {
-    rsp_saml_server_free(res);
+    rsp_saml_server_free(((server_slot_t *)res)->server);
     return APR_SUCCESS;
+}
+
+apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
+                                   void **slot, rsp_lasso_server_t **server)
+{
+    server_slot_t *s;
+    const char *err;
+    apr_status_t rv;
+
+    if (!sp->servers) {
+        return APR_EGENERAL;
+    }
+    if ((rv = apr_reslist_acquire(sp->servers, slot)) != APR_SUCCESS) {
+        return rv;
+    }
+    s = *slot;
+    if (!s->server
+        && rsp_saml_server_new(&s->server, &sp->def, &err) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01012)
+                      "SP %s: cannot build a Lasso server: %s",
+                      sp->def.entity_id, err);
+        s->server = NULL;
+        apr_reslist_release(sp->servers, s);
+        return APR_EGENERAL;
+    }
+    *server = s->server;
+    return APR_SUCCESS;
+}
+
+void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot)
+{
+    apr_reslist_release(sp->servers, slot);
 }
 
 /* Per child, after fork: store connections and Lasso servers, sized for

@@ -96,6 +96,12 @@ const char *rsp_replica(request_rec *r);
 /* 503 with Retry-After: the fail-closed answer. */
 int rsp_unavailable(request_rec *r);
 
+/* This worker's Lasso server for sp (built on first use); give the slot
+ * back with rsp_sp_server_release. */
+apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
+                                   void **slot, rsp_lasso_server_t **server);
+void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);
+
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_check_authn(request_rec *r);

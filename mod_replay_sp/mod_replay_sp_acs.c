@@ -181,16 +181,14 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     cp.now = now;
     cp.skew_s = rsp_cfg_skew(dc);
     cp.max_window_s = rsp_cfg_max_window(dc);
-    if (!dc->sp->servers
-        || (rv = apr_reslist_acquire(dc->sp->servers, &res)) != APR_SUCCESS) {
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
                       "no Lasso server available for SP %s", cp.entity_id);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    server = res;
     rv = rsp_saml_process_response(&a, r->pool, server, saml, &cp, &check,
                                    &detail);
-    apr_reslist_release(dc->sp->servers, res);
+    rsp_sp_server_release(dc->sp, res);
     if (rv != APR_SUCCESS) {
         return refuse(r, check, detail);
     }

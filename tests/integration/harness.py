@@ -145,6 +145,21 @@ def terminate(proc, timeout):
             proc.wait(timeout=30)
 
 
+def stop_server(proc, port, what, timeout):
+    """Stop a store server we started (a Popen, possibly paused by a test):
+    SIGCONT, then terminate(); then wait, bounded, until its port is free."""
+    if proc is None:
+        return
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+        terminate(proc, timeout)
+    wait_for(lambda: not port_open(port, timeout=0.2), 5,
+             what="%s port %d to close" % (what, port))
+
+
 def make_workdir(prefix="rsp-it-"):
     """A fresh directory www-data can traverse (pytest's tmp dirs are 0700)."""
     base = os.environ.get("RSP_TEST_TMPDIR") or None
@@ -371,22 +386,7 @@ class RedisServer:
         return self
 
     def stop(self, timeout=STOP_TIMEOUT):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)   # in case a test paused it
-                os.kill(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
-        # wait until the port is really free again (bounded)
-        wait_for(lambda: not port_open(self.port, timeout=0.2), 5,
-                 what="redis port %d to close" % self.port)
+        stop_server(self.proc, self.port, "redis", timeout)
 
     def restart(self):
         self.stop()
@@ -746,22 +746,8 @@ class MemcachedServer:
         return self
 
     def stop(self, timeout=STOP_TIMEOUT):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)   # in case a test paused it
-                os.kill(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        stop_server(self.proc, self.port, "memcached", timeout)
         self.paused = False
-        wait_for(lambda: not port_open(self.port, timeout=0.2), 5,
-                 what="memcached port %d to close" % self.port)
 
     def restart(self, options=None):
         self.stop()
