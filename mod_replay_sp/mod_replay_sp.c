@@ -2,6 +2,7 @@
  * hooks and the helpers the endpoint files share. */
 #include <dlfcn.h>
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <apr_network_io.h>
 #include <ap_mpm.h>
@@ -9,6 +10,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include <mod_status.h>
+#include <util_cookies.h>
 
 #include "mod_replay_sp.h"
 #include "rsp_log.h"
@@ -300,6 +302,30 @@ const char *rsp_replica(request_rec *r)
     }
     return apr_psprintf(r->pool, "%s:%u", host_name ? host_name : "localhost",
                         (unsigned)r->connection->local_addr->port);
+}
+
+/* A session ID is RSP_SESSION_ID_BYTES of randomness in base64url. */
+static int well_formed_sid(const char *v)
+{
+    apr_size_t n = 0;
+
+    for (; v && *v; v++, n++) {
+        if (!apr_isalnum(*v) && *v != '-' && *v != '_') {
+            return 0;
+        }
+    }
+    return n == (RSP_SESSION_ID_BYTES * 4 + 2) / 3;
+}
+
+const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc)
+{
+    const char *sid = NULL;
+
+    if (ap_cookie_read(r, rsp_cfg_cookie(dc), &sid, 0) != APR_SUCCESS
+        || !sid || !well_formed_sid(sid)) {
+        return NULL;
+    }
+    return sid;
 }
 
 int rsp_unavailable(request_rec *r)

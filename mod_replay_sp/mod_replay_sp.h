@@ -14,7 +14,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01026 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01027 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -92,6 +92,9 @@ const char *rsp_endpoint_url(request_rec *r, const rsp_dir_cfg_t *dc,
 
 /* Which replica this is, for claims and log lines. */
 const char *rsp_replica(request_rec *r);
+
+/* The request's session cookie when it is well formed, else NULL. */
+const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc);
 
 /* 503 with Retry-After: the fail-closed answer. */
 int rsp_unavailable(request_rec *r);

@@ -111,20 +111,22 @@ static int refuse(request_rec *r, const char *check, const char *detail)
     return HTTP_BAD_REQUEST;
 }
 
-/* On a replay: who claimed it first, from the claim's value (best effort,
- * after the verdict; never part of deciding it). */
-static const char *first_claim(request_rec *r, rsp_store_t *st, const char *key)
+/* One field of a claim's value "v=1&r=REPLICA&t=TIME&s=SESSIONHASH". */
+static const char *claim_field(apr_pool_t *p, const char *val, const char *name)
 {
-    const char *val = NULL, *err, *rep, *end;
-    apr_size_t len;
+    const char *f = val, *end;
+    apr_size_t n = strlen(name);
 
-    if (rsp_store_get(st, r->pool, key, &val, &len, &err) != APR_SUCCESS
-        || !val || !(rep = strstr(val, "&r="))) {
-        return "unknown";
+    while (f && *f) {
+        if (!strncmp(f, name, n) && f[n] == '=') {
+            f += n + 1;
+            end = strchr(f, '&');
+            return end ? apr_pstrndup(p, f, (apr_size_t)(end - f)) : f;
+        }
+        f = strchr(f, '&');
+        f = f ? f + 1 : NULL;
     }
-    rep += 3;
-    end = strchr(rep, '&');
-    return end ? apr_pstrndup(r->pool, rep, (apr_size_t)(end - rep)) : rep;
+    return NULL;
 }
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
@@ -250,11 +252,37 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         won = 1;
     }
     if (!won) {
+        /* Taken. Who took it, from the claim's value (read after the
+         * verdict, never part of it). */
+        const char *held = NULL, *mine = rsp_session_cookie(r, dc), *first;
+        apr_size_t len;
+        if (rsp_store_get(st, r->pool, claim_key, &held, &len, &err)
+            != APR_SUCCESS) {
+            held = NULL;
+        }
+        first = held ? claim_field(r->pool, held, "r") : NULL;
+        if (mine && held) {
+            const char *recorded = claim_field(r->pool, held, "s");
+            if (recorded && !strcmp(recorded, rsp_sha256_b64url(
+                                        r->pool, mine, strlen(mine)))) {
+                /* The browser that won the claim posts it again (back
+                 * button, double submit): it gets the first answer again,
+                 * without a new session. */
+                ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01026)
+                              "re-post by the browser that claimed it: "
+                              "issuer=%s assertion=%s client=%s replica=%s; "
+                              "no new session", a->issuer, ahash,
+                              r->useragent_ip, replica);
+                apr_table_setn(r->headers_out, "Location",
+                               redirect_target(relay));
+                return HTTP_SEE_OTHER;
+            }
+        }
         RSP_COUNT(replays_refused);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
                       "replay refused: issuer=%s assertion=%s client=%s "
                       "replica=%s first-claimed-by=%s", a->issuer, ahash,
-                      r->useragent_ip, replica, first_claim(r, st, claim_key));
+                      r->useragent_ip, replica, first ? first : "unknown");
         return HTTP_FORBIDDEN;
     }
 

@@ -5,7 +5,6 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
-#include <util_cookies.h>
 
 #include "mod_replay_sp.h"
 #include "rsp_session.h"
@@ -14,19 +13,6 @@
 APLOG_USE_MODULE(replay_sp);
 
 #define AUTH_TYPE "ReplaySP"
-
-/* A session ID is RSP_SESSION_ID_BYTES of randomness in base64url. */
-static int well_formed_sid(const char *v)
-{
-    apr_size_t n = 0;
-
-    for (; v && *v; v++, n++) {
-        if (!apr_isalnum(*v) && *v != '-' && *v != '_') {
-            return 0;
-        }
-    }
-    return n == (RSP_SESSION_ID_BYTES * 4 + 2) / 3;
-}
 
 int rsp_check_authn(request_rec *r)
 {
@@ -57,8 +43,7 @@ int rsp_check_authn(request_rec *r)
                       r->uri);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    if (ap_cookie_read(r, rsp_cfg_cookie(dc), &sid, 0) != APR_SUCCESS
-        || !sid || !well_formed_sid(sid)) {
+    if (!(sid = rsp_session_cookie(r, dc))) {
         return HTTP_UNAUTHORIZED;
     }
     if (rsp_store_get(sc->store, r->pool,

@@ -180,6 +180,30 @@ def test_a_attributes_and_session_lifetime_cap(fleet, saml, store):
 # --------------------------------------------------------------------------
 
 @pytest.mark.expect_log("replay_refused")
+def test_b_repost_by_the_browser_that_claimed_it_gets_303_and_no_new_session(fleet, saml, store):
+    """Back button or double submit: the browser holding the session the
+    claim recorded gets the first answer again, on any replica, and no new
+    session; anyone else posting the same response gets the replay's 403."""
+    m = saml.mint()
+    cookie = sign_in(fleet, m)
+    before = sorted(sessions(store))
+    for name, base in fleet.targets():
+        r = post_acs(base, m.b64, relay_state=PAGE, cookie=cookie)
+        assert r.status_code == 303, (name, r.status_code, r.text[:300])
+        assert location_path(r, fleet) == PAGE
+        assert session_cookie(r)[0] is None, name
+    assert sorted(sessions(store)) == before
+    assert fleet.count_in_logs("RSP01026") == len(fleet.targets())
+    # Another client, without the cookie or with a session of its own.
+    other = sign_in(fleet, saml.mint())
+    for cookie_sent in (None, other, "x" * 43):
+        r = post_acs(fleet.public, m.b64, relay_state=PAGE, cookie=cookie_sent)
+        assert r.status_code == 403, (cookie_sent, r.status_code)
+        assert session_cookie(r)[0] is None
+    assert len(sessions(store)) == len(before) + 1
+
+
+@pytest.mark.expect_log("replay_refused")
 def test_b_replay_refused_on_every_replica_and_balancer(fleet, saml, store):
     m = saml.mint()
     sign_in(fleet, m)
