@@ -304,6 +304,19 @@ const char *rsp_replica(request_rec *r)
                         (unsigned)r->connection->local_addr->port);
 }
 
+const char *rsp_attribute(const apr_array_header_t *attrs, const char *name)
+{
+    int i;
+
+    for (i = 0; attrs && i < attrs->nelts; i++) {
+        const rsp_attribute_t *a = &APR_ARRAY_IDX(attrs, i, rsp_attribute_t);
+        if (!strcmp(a->name, name)) {
+            return a->value;
+        }
+    }
+    return NULL;
+}
+
 /* A session ID is RSP_SESSION_ID_BYTES of randomness in base64url. */
 static int well_formed_sid(const char *v)
 {
@@ -373,6 +386,7 @@ static void rsp_register_hooks(apr_pool_t *p)
     ap_hook_check_authn(rsp_check_authn, NULL, NULL, APR_HOOK_MIDDLE,
                         AP_AUTH_INTERNAL_PER_CONF);
     ap_hook_handler(rsp_handler, NULL, NULL, APR_HOOK_FIRST);
+    rsp_authz_register(p);
     ap_hook_handler(rsp_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, rsp_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);

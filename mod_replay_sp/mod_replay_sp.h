@@ -28,6 +28,7 @@
 #define RSP_MAX_MAX_WINDOW (29 * 86400)
 #define RSP_DEFAULT_MAX_BODY 262144
 #define RSP_DEFAULT_COOKIE "replay_sp_session"
+#define RSP_DEFAULT_ENV_PREFIX "REPLAYSP_"
 #define RSP_RETRY_AFTER "5"
 #define RSP_DEFAULT_MONITOR_INTERVAL 5
 #define RSP_DEFAULT_HEADROOM_WARN 80
@@ -63,6 +64,8 @@ typedef struct {
     apr_int64_t max_window;
     apr_int64_t max_body;
     const char *cookie_name;
+    const char *user_attribute;   /* NULL: REMOTE_USER is the NameID */
+    const char *env_prefix;
 } rsp_dir_cfg_t;
 
 extern module AP_MODULE_DECLARE_DATA replay_sp_module;
@@ -81,6 +84,10 @@ apr_int64_t rsp_cfg_max_body(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_endpoint(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc);
+const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc);
+
+/* The first value of attribute name, or NULL. */
+const char *rsp_attribute(const apr_array_header_t *attrs, const char *name);
 
 typedef enum { RSP_EP_NONE = 0, RSP_EP_ACS, RSP_EP_METADATA } rsp_endpoint_t;
 rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc);
@@ -108,6 +115,7 @@ void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_check_authn(request_rec *r);
+void rsp_authz_register(apr_pool_t *p);
 
 /* ---- counters and the store monitor (mod_replay_sp_monitor.c) ---- */
 

@@ -194,6 +194,11 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     if (rv != APR_SUCCESS) {
         return refuse(r, check, detail);
     }
+    if (dc->user_attribute && !rsp_attribute(a->attributes, dc->user_attribute)) {
+        return refuse(r, "user-attribute", apr_psprintf(
+            r->pool, "no attribute %s (ReplaySPUserAttribute) in the assertion",
+            dc->user_attribute));
+    }
     lifetime_ms = rsp_cfg_session_lifetime(dc) * 1000;
     if (a->session_not_on_or_after) {
         apr_int64_t cap = (a->session_not_on_or_after - now) / 1000;
@@ -294,6 +299,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     sess.name_id_format = a->name_id_format;
     sess.session_index = a->session_index;
     sess.claim_hash = ahash;
+    sess.attributes = a->attributes;
     sess.created = now;
     sess.expires = now + lifetime_ms * 1000;
     {

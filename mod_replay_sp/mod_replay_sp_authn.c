@@ -5,6 +5,7 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
+#include <mod_auth.h>
 
 #include "mod_replay_sp.h"
 #include "rsp_session.h"
@@ -13,6 +14,9 @@
 APLOG_USE_MODULE(replay_sp);
 
 #define AUTH_TYPE "ReplaySP"
+
+static void export_env(request_rec *r, const rsp_dir_cfg_t *dc,
+                       const rsp_session_t *sess);
 
 int rsp_check_authn(request_rec *r)
 {
@@ -69,7 +73,128 @@ int rsp_check_authn(request_rec *r)
         || sess->expires <= apr_time_now()) {
         return HTTP_UNAUTHORIZED;
     }
-    r->user = apr_pstrdup(r->pool, sess->name_id);
+    if (dc->user_attribute) {
+        const char *u = rsp_attribute(sess->attributes, dc->user_attribute);
+        if (!u || !*u) {
+            return HTTP_UNAUTHORIZED; /* made under another configuration */
+        }
+        r->user = apr_pstrdup(r->pool, u);
+    }
+    else {
+        r->user = apr_pstrdup(r->pool, sess->name_id);
+    }
     r->ap_auth_type = AUTH_TYPE;
+    export_env(r, dc, sess);
+    ap_set_module_config(r->request_config, &replay_sp_module, sess);
     return OK;
+}
+
+/* ---- attributes for the application and for Require ---- */
+
+/* PREFIX + NAME with every character other than a letter or digit as '_'. */
+static const char *env_name(apr_pool_t *p, const char *prefix, const char *name)
+{
+    char *out = apr_pstrcat(p, prefix, name, NULL), *c;
+
+    for (c = out + strlen(prefix); *c; c++) {
+        if (!apr_isalnum(*c)) {
+            *c = '_';
+        }
+    }
+    return out;
+}
+
+/* NAME (first value), NAME_0, NAME_1, ... and NAME_N (how many), plus the
+ * NameID, the IdP and the session index. */
+static void export_env(request_rec *r, const rsp_dir_cfg_t *dc,
+                       const rsp_session_t *sess)
+{
+    const char *prefix = rsp_cfg_env_prefix(dc);
+    apr_table_t *e = r->subprocess_env;
+    apr_hash_t *count = apr_hash_make(r->pool);
+    int i;
+
+    apr_table_set(e, apr_pstrcat(r->pool, prefix, "NAME_ID", NULL), sess->name_id);
+    apr_table_set(e, apr_pstrcat(r->pool, prefix, "IDP", NULL), sess->issuer);
+    if (sess->session_index) {
+        apr_table_set(e, apr_pstrcat(r->pool, prefix, "SESSION_INDEX", NULL),
+                      sess->session_index);
+    }
+    for (i = 0; sess->attributes && i < sess->attributes->nelts; i++) {
+        const rsp_attribute_t *a =
+            &APR_ARRAY_IDX(sess->attributes, i, rsp_attribute_t);
+        const char *base = env_name(r->pool, prefix, a->name);
+        int *n = apr_hash_get(count, base, APR_HASH_KEY_STRING);
+        if (!n) {
+            n = apr_pcalloc(r->pool, sizeof(*n));
+            apr_hash_set(count, base, APR_HASH_KEY_STRING, n);
+            apr_table_set(e, base, a->value);
+        }
+        apr_table_set(e, apr_psprintf(r->pool, "%s_%d", base, *n), a->value);
+        (*n)++;
+        apr_table_set(e, apr_pstrcat(r->pool, base, "_N", NULL),
+                      apr_itoa(r->pool, *n));
+    }
+}
+
+/* The session authn found for this request or the one it belongs to. */
+static const rsp_session_t *session_of(const request_rec *r)
+{
+    for (; r; r = r->main ? r->main : r->prev) {
+        const rsp_session_t *s =
+            ap_get_module_config(r->request_config, &replay_sp_module);
+        if (s) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Require replay-sp-attribute NAME VALUE [VALUE...] */
+static authz_status attribute_check(request_rec *r, const char *require_args,
+                                    const void *parsed)
+{
+    const rsp_session_t *sess = session_of(r);
+    const char *args = require_args, *name, *want;
+    int i;
+
+    if (!r->user || !sess) {
+        return AUTHZ_DENIED_NO_USER;
+    }
+    name = ap_getword_conf(r->pool, &args);
+    while (*(want = ap_getword_conf(r->pool, &args))) {
+        for (i = 0; sess->attributes && i < sess->attributes->nelts; i++) {
+            const rsp_attribute_t *a =
+                &APR_ARRAY_IDX(sess->attributes, i, rsp_attribute_t);
+            if (!strcmp(a->name, name) && !strcmp(a->value, want)) {
+                return AUTHZ_GRANTED;
+            }
+        }
+    }
+    return AUTHZ_DENIED;
+}
+
+static const char *attribute_parse(cmd_parms *cmd, const char *line,
+                                   const void **parsed)
+{
+    const char *args = line;
+
+    if (!*ap_getword_conf(cmd->temp_pool, &args)
+        || !*ap_getword_conf(cmd->temp_pool, &args)) {
+        return "Require replay-sp-attribute needs an attribute name and at "
+               "least one value";
+    }
+    return NULL;
+}
+
+static const authz_provider attribute_provider = {
+    &attribute_check,
+    &attribute_parse,
+};
+
+void rsp_authz_register(apr_pool_t *p)
+{
+    ap_register_auth_provider(p, AUTHZ_PROVIDER_GROUP, "replay-sp-attribute",
+                              AUTHZ_PROVIDER_VERSION, &attribute_provider,
+                              AP_AUTH_INTERNAL_PER_CONF);
 }

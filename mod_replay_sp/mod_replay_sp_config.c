@@ -61,6 +61,8 @@ void *rsp_merge_dir_cfg(apr_pool_t *p, void *basev, void *addv)
     MERGE_PTR(sp);
     MERGE_PTR(endpoint_path);
     MERGE_PTR(cookie_name);
+    MERGE_PTR(user_attribute);
+    MERGE_PTR(env_prefix);
     MERGE_NUM(skew);
     MERGE_NUM(session_lifetime);
     MERGE_NUM(max_window);
@@ -97,6 +99,11 @@ const char *rsp_cfg_endpoint(const rsp_dir_cfg_t *dc)
 const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc)
 {
     return dc->cookie_name ? dc->cookie_name : RSP_DEFAULT_COOKIE;
+}
+
+const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc)
+{
+    return dc->env_prefix ? dc->env_prefix : RSP_DEFAULT_ENV_PREFIX;
 }
 
 const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc)
@@ -302,6 +309,33 @@ static const char *set_cookie_name(cmd_parms *cmd, void *mconfig, const char *ar
     return NULL;
 }
 
+static const char *set_dir_word(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_dir_cfg_t *dc = mconfig;
+    const char *c;
+
+    if (!*arg || strlen(arg) > 128) {
+        return invalid(cmd, arg, "expected 1 to 128 characters");
+    }
+    for (c = arg; *c; c++) {
+        if ((unsigned char)*c <= ' ' || *c == 0x7f) {
+            return invalid(cmd, arg, "no spaces or control characters");
+        }
+    }
+    if ((intptr_t)cmd->info == 0) {
+        dc->user_attribute = arg;
+    }
+    else {
+        for (c = arg; *c; c++) {
+            if (!apr_isalnum(*c) && *c != '_') {
+                return invalid(cmd, arg, "letters, digits and '_' only");
+            }
+        }
+        dc->env_prefix = arg;
+    }
+    return NULL;
+}
+
 static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rsp_dir_cfg_t *dc = mconfig;
@@ -366,5 +400,11 @@ const command_rec rsp_cmds[] = {
                   "Largest ACS POST body in bytes (default 262144)"),
     AP_INIT_TAKE1("ReplaySPCookieName", set_cookie_name, NULL, ACCESS_CONF,
                   "Name of the session cookie (default replay_sp_session)"),
+    AP_INIT_TAKE1("ReplaySPUserAttribute", set_dir_word, (void *)0, ACCESS_CONF,
+                  "Attribute whose first value is REMOTE_USER; an assertion "
+                  "without it is refused (default: the NameID)"),
+    AP_INIT_TAKE1("ReplaySPEnvPrefix", set_dir_word, (void *)1, ACCESS_CONF,
+                  "Prefix of the environment variables that carry the "
+                  "attributes (default REPLAYSP_)"),
     {NULL}
 };

@@ -10,6 +10,10 @@
 #include <lasso/lasso.h>
 #include <lasso/xml/saml-2.0/samlp2_response.h>
 #include <lasso/xml/saml-2.0/saml2_assertion.h>
+#include <lasso/xml/misc_text_node.h>
+#include <lasso/xml/saml-2.0/saml2_attribute.h>
+#include <lasso/xml/saml-2.0/saml2_attribute_statement.h>
+#include <lasso/xml/saml-2.0/saml2_attribute_value.h>
 #include <lasso/xml/saml-2.0/saml2_audience_restriction.h>
 #include <lasso/xml/saml-2.0/saml2_authn_statement.h>
 #include <lasso/xml/saml-2.0/saml2_conditions.h>
@@ -423,6 +427,43 @@ static int opt_time(const char *s, apr_time_t *out)
     return !s || rsp_parse_time(out, s) == APR_SUCCESS;
 }
 
+/* The text values of the assertion's attributes (values that are XML
+ * elements rather than text are skipped). */
+static apr_array_header_t *attributes_of(apr_pool_t *p, LassoSaml2Assertion *a)
+{
+    apr_array_header_t *out = apr_array_make(p, 8, sizeof(rsp_attribute_t));
+    GList *st, *at, *v, *n;
+
+    for (st = a->AttributeStatement; st; st = st->next) {
+        if (!LASSO_IS_SAML2_ATTRIBUTE_STATEMENT(st->data)) {
+            continue;
+        }
+        for (at = LASSO_SAML2_ATTRIBUTE_STATEMENT(st->data)->Attribute; at;
+             at = at->next) {
+            LassoSaml2Attribute *attr = at->data;
+            if (!LASSO_IS_SAML2_ATTRIBUTE(attr) || !attr->Name) {
+                continue;
+            }
+            for (v = attr->AttributeValue; v; v = v->next) {
+                if (!LASSO_IS_SAML2_ATTRIBUTE_VALUE(v->data)) {
+                    continue;
+                }
+                for (n = LASSO_SAML2_ATTRIBUTE_VALUE(v->data)->any; n;
+                     n = n->next) {
+                    if (LASSO_IS_MISC_TEXT_NODE(n->data)
+                        && LASSO_MISC_TEXT_NODE(n->data)->content) {
+                        rsp_attribute_t *x = apr_array_push(out);
+                        x->name = apr_pstrdup(p, attr->Name);
+                        x->value = apr_pstrdup(
+                            p, LASSO_MISC_TEXT_NODE(n->data)->content);
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
+
 #define REFUSE(c, ...) do {                                   \
         *check = (c);                                          \
         *detail = apr_psprintf(p, __VA_ARGS__);                \
@@ -556,6 +597,7 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     res->name_id = apr_pstrdup(p, subj->NameID->content);
     res->name_id_format = subj->NameID->Format
         ? apr_pstrdup(p, subj->NameID->Format) : NULL;
+    res->attributes = attributes_of(p, a);
     for (it = a->AuthnStatement; it; it = it->next) {
         LassoSaml2AuthnStatement *as = it->data;
         apr_time_t snoa;

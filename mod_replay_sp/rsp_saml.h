@@ -11,6 +11,13 @@
 
 typedef struct _LassoServer rsp_lasso_server_t;
 
+/* One value of one attribute; a multi-valued attribute is several of these
+ * with the same name, in the assertion's order. */
+typedef struct {
+    const char *name;
+    const char *value;
+} rsp_attribute_t;
+
 /* One SP as configured in one <Location>: what the directives name and,
  * after rsp_saml_sp_load, what was read from the files. */
 typedef struct {
@@ -80,6 +87,7 @@ typedef struct {
     apr_time_t session_not_on_or_after; /* 0 = absent */
     apr_time_t window_end;
     apr_int64_t ttl_ms;
+    apr_array_header_t *attributes;     /* rsp_attribute_t, in order */
 } rsp_assertion_t;
 
 /* Validate a base64 SAMLResponse (HTTP-POST binding). On refusal returns

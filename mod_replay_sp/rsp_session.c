@@ -82,6 +82,16 @@ const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s)
     if (s->claim_hash) {
         out = apr_pstrcat(p, out, "&ch=", esc(p, s->claim_hash), NULL);
     }
+    /* Attributes: each value as a pair of fields, name then value. */
+    if (s->attributes) {
+        int i;
+        for (i = 0; i < s->attributes->nelts; i++) {
+            const rsp_attribute_t *a =
+                &APR_ARRAY_IDX(s->attributes, i, rsp_attribute_t);
+            out = apr_pstrcat(p, out, "&an=", esc(p, a->name), "&av=",
+                              esc(p, a->value), NULL);
+        }
+    }
     return out;
 }
 
@@ -107,7 +117,7 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
 {
     rsp_session_t *s = apr_pcalloc(p, sizeof(*s));
     const char *cur = data, *end = data + len, *ct = NULL, *exp = NULL;
-    const char *version = NULL, **slot;
+    const char *version = NULL, **slot, *pending = NULL;
 
     if (memchr(data, '\0', len)) {
         return APR_EINVAL;
@@ -125,6 +135,30 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
         v = unesc(p, eq + 1, (apr_size_t)(fend - eq - 1));
         if (!v) {
             return APR_EINVAL;
+        }
+        if (!strcmp(k, "an") || !strcmp(k, "av")) {
+            /* an=NAME then av=VALUE, repeated: the only repeated fields */
+            if (!s->attributes) {
+                s->attributes = apr_array_make(p, 4, sizeof(rsp_attribute_t));
+            }
+            if (k[1] == 'n') {
+                if (pending) {
+                    return APR_EINVAL;
+                }
+                pending = v;
+            }
+            else {
+                rsp_attribute_t *a;
+                if (!pending) {
+                    return APR_EINVAL;
+                }
+                a = apr_array_push(s->attributes);
+                a->name = pending;
+                a->value = v;
+                pending = NULL;
+            }
+            cur = amp ? amp + 1 : end;
+            continue;
         }
         if (!strcmp(k, "v")) slot = &version;
         else if (!strcmp(k, "sp")) slot = &s->sp;
@@ -144,7 +178,7 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
         }
         cur = amp ? amp + 1 : end;
     }
-    if (!version || strcmp(version, "1") != 0 || !s->sp || !*s->sp
+    if (pending || !version || strcmp(version, "1") != 0 || !s->sp || !*s->sp
         || !s->issuer || !*s->issuer || !s->name_id || !*s->name_id
         || !parse_time_field(ct, &s->created)
         || !parse_time_field(exp, &s->expires)) {

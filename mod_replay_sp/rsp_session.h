@@ -5,7 +5,10 @@
 #define RSP_SESSION_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 #include <apr_time.h>
+
+#include "rsp_saml.h"
 
 typedef struct {
     const char *sp;             /* our entity ID: a session serves one SP */
@@ -16,6 +19,7 @@ typedef struct {
     const char *claim_hash;     /* short hash of the assertion ID, for logs */
     apr_time_t created;
     apr_time_t expires;
+    apr_array_header_t *attributes; /* rsp_attribute_t; may be NULL */
 } rsp_session_t;
 
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s);

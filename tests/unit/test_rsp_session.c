@@ -102,6 +102,52 @@ START_TEST(test_round_trip_all_fields)
 }
 END_TEST
 
+START_TEST(test_attributes_round_trip)
+{
+    rsp_session_t in, *out = NULL;
+    apr_array_header_t *attrs = apr_array_make(pool, 4, sizeof(rsp_attribute_t));
+    static const char *pairs[][2] = {
+        {"group", "staff"},
+        {"group", "admins & friends=yes"},
+        {"urn:oid:0.9.2342.19200300.100.1.3", "alice@example.org"},
+        {"display name", "Al\303\257ce\nNewline%"},
+    };
+    const char *enc;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        rsp_attribute_t *a = apr_array_push(attrs);
+        a->name = pairs[i][0];
+        a->value = pairs[i][1];
+    }
+    memset(&in, 0, sizeof(in));
+    in.sp = "https://sp";
+    in.issuer = "https://idp";
+    in.name_id = "alice";
+    in.created = 1;
+    in.expires = 2;
+    in.attributes = attrs;
+    enc = rsp_session_encode(pool, &in);
+    ck_assert_int_eq(rsp_session_decode(&out, pool, enc, strlen(enc)), APR_SUCCESS);
+    ck_assert_ptr_nonnull(out->attributes);
+    ck_assert_int_eq(out->attributes->nelts, 4);
+    for (i = 0; i < 4; i++) {
+        rsp_attribute_t *a = &APR_ARRAY_IDX(out->attributes, i, rsp_attribute_t);
+        ck_assert_str_eq(a->name, pairs[i][0]);   /* order kept */
+        ck_assert_str_eq(a->value, pairs[i][1]);
+    }
+}
+END_TEST
+
+START_TEST(test_attributes_malformed)
+{
+    /* a value without its name, a name without its value, two names */
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&av=x");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&an=g");
+    expect_reject("v=1&sp=s&iss=i&nid=n&ct=1&exp=2&an=g&an=h&av=x");
+}
+END_TEST
+
 START_TEST(test_round_trip_optional_absent)
 {
     rsp_session_t in, *out = NULL;
@@ -334,6 +380,8 @@ static Suite *session_suite(void)
     tcase_add_test(tc, test_decode_empty_entity_ids);
     tcase_add_test(tc, test_decode_version_exact);
     tcase_add_test(tc, test_decode_duplicate_field);
+    tcase_add_test(tc, test_attributes_round_trip);
+    tcase_add_test(tc, test_attributes_malformed);
     suite_add_tcase(s, tc);
 
     return s;

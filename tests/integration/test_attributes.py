@@ -1,0 +1,100 @@
+"""Attributes: kept in the session (so every replica has them), exported to
+the application as environment variables, REMOTE_USER from a chosen
+attribute, and `Require replay-sp-attribute NAME VALUE...`."""
+
+import os
+
+import pytest
+
+import harness
+from harness import Httpd, get, post_acs, session_cookie
+
+ATTRS = {"mail": ["alice@example.org"], "group": ["staff", "admins"],
+         "urn:oid:1.3.6.1.4.1.5923.1.1.1.6": ["alice@example.org"]}
+
+ENV_HEADERS = "\n".join(
+    '    Header always set X-%s "expr=%%{reqenv:REPLAYSP_%s}"' % (h, v) for h, v in [
+        ("Mail", "mail"), ("Group", "group"), ("Group0", "group_0"), ("Group1", "group_1"),
+        ("GroupN", "group_N"), ("NameID", "NAME_ID"), ("IdP", "IDP"),
+        ("Oid", "urn_oid_1_3_6_1_4_1_5923_1_1_1_6"), ("User", "USER_NONE")])
+
+
+def instance(workdir, module_so, redis, sp_config, name, location_extra=""):
+    h = Httpd(os.path.join(workdir, name), name, modules=[("replay_sp_module", module_so)],
+              log_level="warn replay_sp:info", threads=4, start_servers=1)
+    h.body = harness.sp_conf_body(redis.url, sp_config, location_extra=location_extra) + (
+        "<Location /env>\n%s\n</Location>\n"
+        "<Location /staff>\n    Require replay-sp-attribute group staff auditors\n</Location>\n"
+        "<Location /wheel>\n    Require replay-sp-attribute group wheel\n</Location>\n"
+        % ENV_HEADERS)
+    for page in ("env", "staff", "wheel"):
+        h.write_file(page, "%s\n" % page)
+    return h
+
+
+def sign_in(h, idp, sp_config, **kw):
+    acs = h.base_url + harness.ENDPOINT + "/acs"
+    r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, **kw))
+    return r
+
+
+@pytest.mark.expect_log("AH01631")
+def test_attributes_exported_and_required(workdir, module_so, redis, sp_config, idps):
+    h = instance(workdir, module_so, redis, sp_config, "attrs")
+    h.start()
+    try:
+        r = sign_in(h, idps["idp1"], sp_config, name_id="alice", attributes=ATTRS)
+        assert r.status_code == 303
+        cookie, _ = session_cookie(r)
+        e = get(h.base_url + "/env", cookie=cookie)
+        assert e.status_code == 200
+        assert e.headers["X-Mail"] == "alice@example.org"
+        assert e.headers["X-Group"] == "staff"
+        assert e.headers["X-Group0"] == "staff"
+        assert e.headers["X-Group1"] == "admins"
+        assert e.headers["X-GroupN"] == "2"
+        assert e.headers["X-NameID"] == "alice"
+        assert e.headers["X-IdP"] == idps["idp1"].entity_id
+        assert e.headers["X-Oid"] == "alice@example.org"
+        assert e.headers.get("X-User", "") == ""
+        assert e.headers["X-RSP-User"] == "alice"
+        assert get(h.base_url + "/staff", cookie=cookie).status_code == 200
+        assert get(h.base_url + "/wheel", cookie=cookie).status_code == 401
+        assert get(h.base_url + "/staff").status_code == 401          # no session
+        # Someone else, without the group.
+        r = sign_in(h, idps["idp1"], sp_config, name_id="bob", attributes={"group": ["guests"]})
+        other, _ = session_cookie(r)
+        assert get(h.base_url + "/staff", cookie=other).status_code == 401
+        e = get(h.base_url + "/env", cookie=other)
+        assert e.headers["X-GroupN"] == "1" and e.headers.get("X-Mail", "") == ""
+    finally:
+        h.stop()
+
+
+@pytest.mark.expect_log("check_refused")
+def test_remote_user_from_a_chosen_attribute(workdir, module_so, redis, sp_config, idps):
+    h = instance(workdir, module_so, redis, sp_config, "userattr",
+                 location_extra="ReplaySPUserAttribute mail")
+    h.start()
+    try:
+        r = sign_in(h, idps["idp1"], sp_config, name_id="opaque-id-42", attributes=ATTRS)
+        assert r.status_code == 303
+        cookie, _ = session_cookie(r)
+        e = get(h.base_url + "/env", cookie=cookie)
+        assert e.headers["X-RSP-User"] == "alice@example.org"
+        assert e.headers["X-NameID"] == "opaque-id-42"
+        # An assertion without that attribute is refused, and not claimed.
+        r = sign_in(h, idps["idp1"], sp_config, attributes={"group": ["staff"]})
+        assert r.status_code == 400 and session_cookie(r)[0] is None
+        assert any("check=user-attribute" in l for l in h.new_log_lines())
+    finally:
+        h.stop()
+
+
+def test_require_attribute_needs_a_name_and_a_value(workdir, module_so, redis, sp_config):
+    h = Httpd(os.path.join(workdir, "badrequire"), "badrequire",
+              modules=[("replay_sp_module", module_so)])
+    h.body = harness.sp_conf_body(redis.url, sp_config) + (
+        "<Location /x>\n    Require replay-sp-attribute group\n</Location>\n")
+    rc, out = h.configtest()
+    assert rc != 0 and "replay-sp-attribute needs an attribute name" in out, out
