@@ -1,4 +1,5 @@
 /* SP metadata at <endpoint>/metadata. */
+#include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
 
@@ -15,7 +16,7 @@ int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return HTTP_METHOD_NOT_ALLOWED;
     }
     md = rsp_saml_metadata(r->pool, &dc->sp->def,
-                           rsp_endpoint_url(r, dc, "acs"));
+                           ap_construct_url(r->pool, rsp_cfg_endpoint(dc), r));
     ap_set_content_type(r, "application/samlmetadata+xml");
     if (!r->header_only) {
         ap_rputs(md, r);

@@ -219,7 +219,7 @@ static apr_status_t check_keypair(rsp_saml_sp_t *sp, apr_pool_t *p,
 }
 
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
-                              const char *acs_url)
+                              const char *base_url)
 {
     const char *kd = apr_psprintf(
         p,
@@ -236,12 +236,16 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
         "  <md:KeyDescriptor use=\"signing\">%s</md:KeyDescriptor>\n"
         "  <md:KeyDescriptor use=\"encryption\">%s</md:KeyDescriptor>\n"
+        "  <md:SingleLogoutService "
+        "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
+        "Location=\"%s/slo\"/>\n"
         "  <md:AssertionConsumerService index=\"0\" isDefault=\"true\" "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST\" "
-        "Location=\"%s\"/>\n"
+        "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), kd, kd, xml_escape(p, acs_url));
+        xml_escape(p, sp->entity_id), kd, kd, xml_escape(p, base_url),
+        xml_escape(p, base_url));
 }
 
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,

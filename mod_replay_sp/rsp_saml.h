@@ -64,9 +64,11 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err);
 void rsp_saml_server_free(rsp_lasso_server_t *server);
 
-/* SP metadata: entityID, signing certificate, HTTP-POST ACS at acs_url. */
+/* SP metadata: entityID, signing certificate, HTTP-Redirect
+ * SingleLogoutService at base_url/slo, HTTP-POST ACS at base_url/acs
+ * (base_url: the public URL of ReplaySPEndpointPath). */
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
-                              const char *acs_url);
+                              const char *base_url);
 
 typedef struct {
     const char *entity_id;   /* our entity ID: the Audience */
