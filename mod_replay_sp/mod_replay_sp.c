@@ -14,6 +14,7 @@
 
 #include "mod_replay_sp.h"
 #include "rsp_log.h"
+#include "rsp_redirect.h"
 
 /* AP_DECLARE_MODULE below also does what APLOG_USE_MODULE does. */
 
@@ -281,6 +282,15 @@ rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc)
     if (!strcmp(r->uri + len + 1, "metadata")) {
         return RSP_EP_METADATA;
     }
+    if (!strcmp(r->uri + len + 1, "login")) {
+        return RSP_EP_LOGIN;
+    }
+    if (!strcmp(r->uri + len + 1, "logout")) {
+        return RSP_EP_LOGOUT;
+    }
+    if (!strcmp(r->uri + len + 1, "slo")) {
+        return RSP_EP_SLO;
+    }
     return RSP_EP_NONE;
 }
 
@@ -341,6 +351,61 @@ const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc)
     return sid;
 }
 
+const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
+                                 const char *target)
+{
+    return rsp_redirect_check(target, ap_get_server_name_for_url(r),
+                              dc->redirect_domains);
+}
+
+const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name)
+{
+    const char *f = rec, *end;
+    apr_size_t n = strlen(name);
+
+    while (f && *f) {
+        if (!strncmp(f, name, n) && f[n] == '=') {
+            char *v;
+            f += n + 1;
+            end = strchr(f, '&');
+            v = end ? apr_pstrndup(p, f, (apr_size_t)(end - f))
+                    : apr_pstrdup(p, f);
+            return ap_unescape_urlencoded(v) == OK ? v : NULL;
+        }
+        f = strchr(f, '&');
+        f = f ? f + 1 : NULL;
+    }
+    return NULL;
+}
+
+const char *rsp_query_arg(request_rec *r, const char *name, int *bad)
+{
+    char *args, *pair, *state = NULL;
+    const char *found = NULL;
+    apr_size_t n = strlen(name);
+
+    if (!r->args) {
+        return NULL;
+    }
+    args = apr_pstrdup(r->pool, r->args);
+    for (pair = apr_strtok(args, "&", &state); pair;
+         pair = apr_strtok(NULL, "&", &state)) {
+        if (strncmp(pair, name, n) != 0 || (pair[n] != '=' && pair[n])) {
+            continue;
+        }
+        if (found) {
+            *bad = 1;   /* which one would count? */
+            return NULL;
+        }
+        found = pair[n] ? pair + n + 1 : "";
+        if (ap_unescape_urlencoded((char *)found) != OK) {
+            *bad = 1;
+            return NULL;
+        }
+    }
+    return found;
+}
+
 int rsp_unavailable(request_rec *r)
 {
     apr_table_setn(r->err_headers_out, "Retry-After", RSP_RETRY_AFTER);
@@ -366,6 +431,8 @@ static int rsp_handler(request_rec *r)
         return rsp_acs_handler(r, dc);
     case RSP_EP_METADATA:
         return rsp_metadata_handler(r, dc);
+    case RSP_EP_LOGIN:
+        return rsp_login_handler(r, dc);
     default:
         return DECLINED;
     }

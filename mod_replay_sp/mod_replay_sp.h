@@ -14,7 +14,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01027 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01033 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -33,6 +33,8 @@
 #define RSP_DEFAULT_MONITOR_INTERVAL 5
 #define RSP_DEFAULT_HEADROOM_WARN 80
 #define RSP_SESSION_ID_BYTES 32
+#define RSP_DEFAULT_REQUEST_LIFETIME 300
+#define RSP_RELAY_TOKEN_BYTES 24
 
 /* One SP definition (the four SP directives of one section) and, per
  * child, the Lasso servers its worker threads use (one each). */
@@ -66,6 +68,9 @@ typedef struct {
     const char *cookie_name;
     const char *user_attribute;   /* NULL: REMOTE_USER is the NameID */
     const char *env_prefix;
+    apr_int64_t request_lifetime;
+    int allow_unsolicited;        /* RSP_UNSET, 0, 1 */
+    apr_array_header_t *redirect_domains; /* const char *; NULL: unset */
 } rsp_dir_cfg_t;
 
 extern module AP_MODULE_DECLARE_DATA replay_sp_module;
@@ -85,11 +90,16 @@ const char *rsp_cfg_endpoint(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc);
 const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc);
+apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc);
+int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc);
 
 /* The first value of attribute name, or NULL. */
 const char *rsp_attribute(const apr_array_header_t *attrs, const char *name);
 
-typedef enum { RSP_EP_NONE = 0, RSP_EP_ACS, RSP_EP_METADATA } rsp_endpoint_t;
+typedef enum {
+    RSP_EP_NONE = 0, RSP_EP_ACS, RSP_EP_METADATA, RSP_EP_LOGIN, RSP_EP_LOGOUT,
+    RSP_EP_SLO
+} rsp_endpoint_t;
 rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc);
 
 /* The public URL of an endpoint: scheme, ServerName and port as httpd
@@ -111,6 +121,48 @@ int rsp_unavailable(request_rec *r);
 apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
                                    void **slot, rsp_lasso_server_t **server);
 void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);
+
+/* NULL when target may be a redirect target here (this host, or
+ * ReplaySPRedirectDomains), else why not. */
+const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
+                                 const char *target);
+
+/* A query argument of r (first occurrence, unescaped); NULL when absent.
+ * *bad is set when the query is malformed or the argument is repeated. */
+const char *rsp_query_arg(request_rec *r, const char *name, int *bad);
+
+/* One field of a record "v=1&a=x&b=y" (value URL-decoded), or NULL. */
+const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);
+
+/* 400 for a refused SAML message, logged with the stable check name. */
+int rsp_refuse_response(request_rec *r, const char *check, const char *detail);
+
+/* ---- SP-initiated login (mod_replay_sp_login.c) ---- */
+
+/* Store a pending AuthnRequest for idp (NULL: the first IdP) and answer
+ * with the redirect to the IdP; return_to must have been checked. */
+int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
+                    const char *return_to);
+int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc);
+
+/* The pending request a response answers, read from the store. */
+typedef struct {
+    const char *idp;
+    const char *sp;
+    const char *relay_hash;   /* SHA-256 of the RelayState token */
+    const char *return_to;
+} rsp_pending_t;
+
+/* Consume the pending request request_id for a response from issuer that
+ * came with relay_state: single use (a claim on the request ID). Returns
+ * OK with *pending set; HTTP_BAD_REQUEST (logged) when the request is
+ * unknown, expired, used, or not for this IdP/SP/RelayState; or the
+ * fail-closed answer when the store fails. */
+int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
+                        const char *request_id, const char *issuer,
+                        const char *relay_state, rsp_pending_t **pending);
+/* Read a pending request without consuming it (NULL if absent). */
+rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id);
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);

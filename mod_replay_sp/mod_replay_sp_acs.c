@@ -13,8 +13,6 @@
 
 APLOG_USE_MODULE(replay_sp);
 
-#define MAX_RELAY_STATE 2048
-
 /* Read the whole body, at most max bytes. */
 static int read_body(request_rec *r, apr_int64_t max, char **out)
 {
@@ -86,24 +84,7 @@ static const char *parse_form(request_rec *r, char *body, const char **saml,
     return NULL;
 }
 
-/* RelayState is followed only when it is a local path on this host. */
-static const char *redirect_target(const char *relay)
-{
-    const char *c;
-
-    if (!relay || relay[0] != '/' || relay[1] == '/' || relay[1] == '\\'
-        || strlen(relay) > MAX_RELAY_STATE) {
-        return "/";
-    }
-    for (c = relay; *c; c++) {
-        if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\') {
-            return "/";
-        }
-    }
-    return relay;
-}
-
-static int refuse(request_rec *r, const char *check, const char *detail)
+int rsp_refuse_response(request_rec *r, const char *check, const char *detail)
 {
     ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01004)
                   "saml response refused: check=%s: %s (client %s)", check,
@@ -111,22 +92,20 @@ static int refuse(request_rec *r, const char *check, const char *detail)
     return HTTP_BAD_REQUEST;
 }
 
-/* One field of a claim's value "v=1&r=REPLICA&t=TIME&s=SESSIONHASH". */
-static const char *claim_field(apr_pool_t *p, const char *val, const char *name)
+/* Where a re-post by the browser that claimed the assertion goes: where
+ * the first answer went, as far as the store still knows it. */
+static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
+                                 const char *relay)
 {
-    const char *f = val, *end;
-    apr_size_t n = strlen(name);
-
-    while (f && *f) {
-        if (!strncmp(f, name, n) && f[n] == '=') {
-            f += n + 1;
-            end = strchr(f, '&');
-            return end ? apr_pstrndup(p, f, (apr_size_t)(end - f)) : f;
+    if (a->in_response_to) {
+        rsp_pending_t *pd = rsp_request_peek(r, a->in_response_to);
+        if (pd && relay && !strcmp(pd->relay_hash, rsp_sha256_b64url(
+                                       r->pool, relay, strlen(relay)))) {
+            return pd->return_to;
         }
-        f = strchr(f, '&');
-        f = f ? f + 1 : NULL;
+        return "/";
     }
-    return NULL;
+    return relay ? relay : "/";
 }
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
@@ -136,6 +115,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_store_t *st = sc->store;
     const char *ctype, *saml, *relay, *why, *check, *detail, *err;
     const char *claim_key, *claim_val, *sid, *skey, *ahash, *replica, *cookie;
+    const char *target;
     rsp_check_params_t cp;
     rsp_assertion_t *a;
     rsp_session_t sess;
@@ -154,7 +134,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     ctype = apr_table_get(r->headers_in, "Content-Type");
     if (!ctype || strncasecmp(ctype, "application/x-www-form-urlencoded", 33)) {
-        return refuse(r, "form", "Content-Type is not "
+        return rsp_refuse_response(r, "form", "Content-Type is not "
                       "application/x-www-form-urlencoded");
     }
     if ((rc = read_body(r, rsp_cfg_max_body(dc), &body)) != OK) {
@@ -168,7 +148,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return rc;
     }
     if ((why = parse_form(r, body, &saml, &relay)) != NULL) {
-        return refuse(r, "form", why);
+        return rsp_refuse_response(r, "form", why);
     }
     if (!st) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
@@ -192,10 +172,24 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                                    &detail);
     rsp_sp_server_release(dc->sp, res);
     if (rv != APR_SUCCESS) {
-        return refuse(r, check, detail);
+        return rsp_refuse_response(r, check, detail);
+    }
+    if (!a->in_response_to) {
+        /* Unsolicited (IdP-initiated): only where allowed, and its
+         * RelayState is a redirect target like any other. */
+        if (!rsp_cfg_allow_unsolicited(dc)) {
+            return rsp_refuse_response(r, "unsolicited", "the response "
+                                       "answers no request (no InResponseTo) "
+                                       "and ReplaySPAllowUnsolicited is Off");
+        }
+        if (relay && (why = rsp_redirect_refused(r, dc, relay)) != NULL) {
+            return rsp_refuse_response(r, "relay-state", apr_psprintf(
+                r->pool, "RelayState of an unsolicited response is not an "
+                "allowed redirect target: %s", why));
+        }
     }
     if (dc->user_attribute && !rsp_attribute(a->attributes, dc->user_attribute)) {
-        return refuse(r, "user-attribute", apr_psprintf(
+        return rsp_refuse_response(r, "user-attribute", apr_psprintf(
             r->pool, "no attribute %s (ReplaySPUserAttribute) in the assertion",
             dc->user_attribute));
     }
@@ -203,7 +197,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     if (a->session_not_on_or_after) {
         apr_int64_t cap = (a->session_not_on_or_after - now) / 1000;
         if (cap < 1000) {
-            return refuse(r, "session-expired", apr_psprintf(
+            return rsp_refuse_response(r, "session-expired", apr_psprintf(
                 r->pool, "SessionNotOnOrAfter %s has passed",
                 rsp_format_time(r->pool, a->session_not_on_or_after)));
         }
@@ -265,9 +259,9 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
             != APR_SUCCESS) {
             held = NULL;
         }
-        first = held ? claim_field(r->pool, held, "r") : NULL;
+        first = held ? rsp_record_field(r->pool, held, "r") : NULL;
         if (mine && held) {
-            const char *recorded = claim_field(r->pool, held, "s");
+            const char *recorded = rsp_record_field(r->pool, held, "s");
             if (recorded && !strcmp(recorded, rsp_sha256_b64url(
                                         r->pool, mine, strlen(mine)))) {
                 /* The browser that won the claim posts it again (back
@@ -279,7 +273,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                               "no new session", a->issuer, ahash,
                               r->useragent_ip, replica);
                 apr_table_setn(r->headers_out, "Location",
-                               redirect_target(relay));
+                               repost_target(r, a, relay));
                 return HTTP_SEE_OTHER;
             }
         }
@@ -291,7 +285,21 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return HTTP_FORBIDDEN;
     }
 
-    /* 3. Won: the session, then the cookie. */
+    /* 3. Won. A response to one of our requests uses the request up (the
+     * assertion stays claimed whatever the verdict). */
+    if (a->in_response_to) {
+        rsp_pending_t *pd = NULL;
+        if ((rc = rsp_request_consume(r, dc, a->in_response_to, a->issuer,
+                                      relay, &pd)) != OK) {
+            return rc;
+        }
+        target = pd->return_to;
+    }
+    else {
+        target = relay ? relay : "/";
+    }
+
+    /* 4. The session, then the cookie. */
     memset(&sess, 0, sizeof(sess));
     sess.sp = cp.entity_id;
     sess.issuer = a->issuer;
@@ -331,6 +339,6 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                   " session-lifetime=%" APR_INT64_T_FMT "s", a->issuer, ahash,
                   a->name_id, r->useragent_ip, replica, a->ttl_ms,
                   lifetime_ms / 1000);
-    apr_table_setn(r->headers_out, "Location", redirect_target(relay));
+    apr_table_setn(r->headers_out, "Location", target);
     return HTTP_SEE_OTHER;
 }

@@ -18,6 +18,17 @@ APLOG_USE_MODULE(replay_sp);
 static void export_env(request_rec *r, const rsp_dir_cfg_t *dc,
                        const rsp_session_t *sess);
 
+/* No usable session: a browser's GET goes to the IdP (SP-initiated login,
+ * back to this URL afterwards); anything else gets 401. */
+static int no_session(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    if (r->method_number == M_GET && !r->main
+        && r->unparsed_uri && rsp_redirect_refused(r, dc, r->unparsed_uri) == NULL) {
+        return rsp_login_start(r, dc, NULL, r->unparsed_uri);
+    }
+    return HTTP_UNAUTHORIZED;
+}
+
 int rsp_check_authn(request_rec *r)
 {
     const char *type = ap_auth_type(r), *sid = NULL, *val, *err;
@@ -48,7 +59,7 @@ int rsp_check_authn(request_rec *r)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (!(sid = rsp_session_cookie(r, dc))) {
-        return HTTP_UNAUTHORIZED;
+        return no_session(r, dc);
     }
     if (rsp_store_get(sc->store, r->pool,
                       rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid), &val,
@@ -61,22 +72,22 @@ int rsp_check_authn(request_rec *r)
         return rsp_unavailable(r);
     }
     if (!val) {
-        return HTTP_UNAUTHORIZED;
+        return no_session(r, dc);
     }
     if (rsp_session_decode(&sess, r->pool, val, len) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01020)
                       "malformed session record in the store (session %s); "
                       "treated as no session", rsp_short_hash(r->pool, sid));
-        return HTTP_UNAUTHORIZED;
+        return no_session(r, dc);
     }
     if (strcmp(sess->sp, dc->sp->def.entity_id) != 0
         || sess->expires <= apr_time_now()) {
-        return HTTP_UNAUTHORIZED;
+        return no_session(r, dc);
     }
     if (dc->user_attribute) {
         const char *u = rsp_attribute(sess->attributes, dc->user_attribute);
         if (!u || !*u) {
-            return HTTP_UNAUTHORIZED; /* made under another configuration */
+            return no_session(r, dc); /* made under another configuration */
         }
         r->user = apr_pstrdup(r->pool, u);
     }

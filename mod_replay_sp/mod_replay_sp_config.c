@@ -4,6 +4,7 @@
 #include <http_core.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_redirect.h"
 
 APLOG_USE_MODULE(replay_sp);
 
@@ -47,6 +48,8 @@ void *rsp_create_dir_cfg(apr_pool_t *p, char *dir)
     dc->session_lifetime = RSP_UNSET;
     dc->max_window = RSP_UNSET;
     dc->max_body = RSP_UNSET;
+    dc->request_lifetime = RSP_UNSET;
+    dc->allow_unsolicited = RSP_UNSET;
     return dc;
 }
 
@@ -67,6 +70,9 @@ void *rsp_merge_dir_cfg(apr_pool_t *p, void *basev, void *addv)
     MERGE_NUM(session_lifetime);
     MERGE_NUM(max_window);
     MERGE_NUM(max_body);
+    MERGE_NUM(request_lifetime);
+    MERGE_NUM(allow_unsolicited);
+    MERGE_PTR(redirect_domains);
     return dc;
 }
 
@@ -104,6 +110,17 @@ const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc)
 const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc)
 {
     return dc->env_prefix ? dc->env_prefix : RSP_DEFAULT_ENV_PREFIX;
+}
+
+apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc)
+{
+    return dc->request_lifetime != RSP_UNSET ? dc->request_lifetime
+                                             : RSP_DEFAULT_REQUEST_LIFETIME;
+}
+
+int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc)
+{
+    return dc->allow_unsolicited == 1;
 }
 
 const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc)
@@ -347,9 +364,35 @@ static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
         return parse_num(cmd, arg, 60, 30 * 86400, &dc->session_lifetime);
     case 2:
         return parse_num(cmd, arg, 1, RSP_MAX_MAX_WINDOW, &dc->max_window);
-    default:
+    case 3:
         return parse_num(cmd, arg, 4096, 16 * 1024 * 1024, &dc->max_body);
+    default:
+        return parse_num(cmd, arg, 5, 3600, &dc->request_lifetime);
     }
+}
+
+static const char *set_allow_unsolicited(cmd_parms *cmd, void *mconfig, int on)
+{
+    ((rsp_dir_cfg_t *)mconfig)->allow_unsolicited = on ? 1 : 0;
+    return NULL;
+}
+
+/* ReplaySPRedirectDomains host|*.domain ... (one directive, one list: a
+ * later directive in the same section replaces nothing, it adds). */
+static const char *add_redirect_domain(cmd_parms *cmd, void *mconfig,
+                                       const char *arg)
+{
+    rsp_dir_cfg_t *dc = mconfig;
+    const char *why = rsp_redirect_domain_check(arg);
+
+    if (why) {
+        return invalid(cmd, arg, why);
+    }
+    if (!dc->redirect_domains) {
+        dc->redirect_domains = apr_array_make(cmd->pool, 4, sizeof(char *));
+    }
+    APR_ARRAY_PUSH(dc->redirect_domains, const char *) = arg;
+    return NULL;
 }
 
 const command_rec rsp_cmds[] = {
@@ -386,7 +429,8 @@ const command_rec rsp_cmds[] = {
                   "SAML 2.0 metadata of a trusted IdP; repeat for several IdPs "
                   "(no default; at least one)"),
     AP_INIT_TAKE1("ReplaySPEndpointPath", set_endpoint, NULL, ACCESS_CONF,
-                  "Path of the SP endpoints (acs, metadata) (default /saml)"),
+                  "Path of the SP endpoints (acs, metadata, login, logout, "
+                  "slo) (default /saml)"),
     AP_INIT_TAKE1("ReplaySPClockSkew", set_dir_num, (void *)0, ACCESS_CONF,
                   "Seconds of clock skew tolerated; also added to every claim's "
                   "retention (default 60)"),
@@ -406,5 +450,14 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPEnvPrefix", set_dir_word, (void *)1, ACCESS_CONF,
                   "Prefix of the environment variables that carry the "
                   "attributes (default REPLAYSP_)"),
+    AP_INIT_TAKE1("ReplaySPRequestLifetime", set_dir_num, (void *)4, ACCESS_CONF,
+                  "Seconds a pending AuthnRequest or LogoutRequest may be "
+                  "answered (default 300)"),
+    AP_INIT_FLAG("ReplaySPAllowUnsolicited", set_allow_unsolicited, NULL,
+                 ACCESS_CONF, "On: accept responses that answer no request "
+                 "of ours (IdP-initiated sign-in) (default Off)"),
+    AP_INIT_ITERATE("ReplaySPRedirectDomains", add_redirect_domain, NULL,
+                    ACCESS_CONF, "Hosts (or *.domain) a redirect may lead "
+                    "to besides this host (default: this host only)"),
     {NULL}
 };

@@ -8,6 +8,9 @@
 #include <apr_strings.h>
 
 #include <lasso/lasso.h>
+#include <lasso/utils.h>
+#include <lasso/xml/saml-2.0/samlp2_authn_request.h>
+#include <lasso/xml/saml-2.0/samlp2_name_id_policy.h>
 #include <lasso/xml/saml-2.0/samlp2_response.h>
 #include <lasso/xml/saml-2.0/saml2_assertion.h>
 #include <lasso/xml/misc_text_node.h>
@@ -221,6 +224,8 @@ static apr_status_t check_keypair(rsp_saml_sp_t *sp, apr_pool_t *p,
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
                               const char *base_url)
 {
+    /* No encryption key: encrypted assertions are refused, and an IdP
+     * encrypts whenever the SP's metadata offers a key. */
     const char *kd = apr_psprintf(
         p,
         "<ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s"
@@ -235,7 +240,6 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         " <md:SPSSODescriptor WantAssertionsSigned=\"true\" "
         "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
         "  <md:KeyDescriptor use=\"signing\">%s</md:KeyDescriptor>\n"
-        "  <md:KeyDescriptor use=\"encryption\">%s</md:KeyDescriptor>\n"
         "  <md:SingleLogoutService "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
         "Location=\"%s/slo\"/>\n"
@@ -244,7 +248,7 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), kd, kd, xml_escape(p, base_url),
+        xml_escape(p, sp->entity_id), kd, xml_escape(p, base_url),
         xml_escape(p, base_url));
 }
 
@@ -534,11 +538,6 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         REFUSE("destination", "Destination %s is not this ACS %s",
                sresp->Destination, cp->acs_url);
     }
-    if (sresp->InResponseTo) {
-        REFUSE("in-response-to", "response answers request %s, but this SP "
-               "sent none (only unsolicited responses are accepted)",
-               sresp->InResponseTo);
-    }
     subj = a->Subject;
     if (!subj || !subj->NameID || !subj->NameID->content
         || !*subj->NameID->content) {
@@ -555,9 +554,16 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         REFUSE("recipient", "Recipient %s is not this ACS %s",
                scd && scd->Recipient ? scd->Recipient : "(none)", cp->acs_url);
     }
-    if (scd->InResponseTo) {
-        REFUSE("in-response-to", "assertion answers request %s, but this SP "
-               "sent none", scd->InResponseTo);
+    /* The response and its assertion must not answer different requests
+     * (either may carry InResponseTo; SAML profiles 4.1.4.2 and 4.1.4.3). */
+    if (sresp->InResponseTo && scd->InResponseTo
+        && strcmp(sresp->InResponseTo, scd->InResponseTo) != 0) {
+        REFUSE("in-response-to", "response answers request %s, its assertion "
+               "request %s", sresp->InResponseTo, scd->InResponseTo);
+    }
+    if ((sresp->InResponseTo && !*sresp->InResponseTo)
+        || (scd->InResponseTo && !*scd->InResponseTo)) {
+        REFUSE("in-response-to", "empty InResponseTo");
     }
     if (a->Conditions) {
         for (it = a->Conditions->AudienceRestriction; it; it = it->next) {
@@ -597,6 +603,9 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
                cp->skew_s, cp->max_window_s);
     }
     res->issuer = apr_pstrdup(p, a->Issuer->content);
+    res->in_response_to = sresp->InResponseTo
+        ? apr_pstrdup(p, sresp->InResponseTo)
+        : scd->InResponseTo ? apr_pstrdup(p, scd->InResponseTo) : NULL;
     res->id = apr_pstrdup(p, a->ID);
     res->name_id = apr_pstrdup(p, subj->NameID->content);
     res->name_id_format = subj->NameID->Format
@@ -625,5 +634,54 @@ done:
     if (login) {
         g_object_unref(login);
     }
+    return rv;
+}
+
+apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
+                                    const char *idp_id, const char *acs_url,
+                                    const char *relay_state, const char **url,
+                                    const char **request_id, const char **err)
+{
+    LassoLogin *login = lasso_login_new(server);
+    LassoSamlp2AuthnRequest *req;
+    apr_status_t rv = APR_EGENERAL;
+    int rc;
+
+    if (!login) {
+        *err = "cannot create a Lasso login";
+        return APR_EGENERAL;
+    }
+    rc = lasso_login_init_authn_request(login, idp_id,
+                                        LASSO_HTTP_METHOD_REDIRECT);
+    if (rc != 0 || !LASSO_IS_SAMLP2_AUTHN_REQUEST(LASSO_PROFILE(login)->request)) {
+        *err = apr_psprintf(p, "cannot start an AuthnRequest for %s: %s", idp_id,
+                            rc ? lasso_strerror(rc) : "no SAML 2.0 request");
+        goto done;
+    }
+    req = LASSO_SAMLP2_AUTHN_REQUEST(LASSO_PROFILE(login)->request);
+    req->ForceAuthn = FALSE;
+    req->IsPassive = FALSE;
+    /* The answer comes to this replica's public ACS, by HTTP-POST; any
+     * NameID format the IdP likes (Format left out: unspecified). */
+    lasso_assign_string(req->AssertionConsumerServiceURL, acs_url);
+    lasso_assign_string(req->ProtocolBinding, LASSO_SAML2_METADATA_BINDING_POST);
+    if (req->NameIDPolicy) {
+        lasso_release_string(req->NameIDPolicy->Format);
+        req->NameIDPolicy->AllowCreate = TRUE;
+    }
+    lasso_assign_string(LASSO_PROFILE(login)->msg_relayState, relay_state);
+    rc = lasso_login_build_authn_request_msg(login);
+    if (rc != 0 || !LASSO_PROFILE(login)->msg_url
+        || !LASSO_SAMLP2_REQUEST_ABSTRACT(req)->ID) {
+        *err = apr_psprintf(p, "cannot build the AuthnRequest for %s: %s",
+                            idp_id, rc ? lasso_strerror(rc) : "no URL");
+        goto done;
+    }
+    *url = apr_pstrdup(p, LASSO_PROFILE(login)->msg_url);
+    *request_id = apr_pstrdup(p, LASSO_SAMLP2_REQUEST_ABSTRACT(req)->ID);
+    rv = APR_SUCCESS;
+
+done:
+    g_object_unref(login);
     return rv;
 }

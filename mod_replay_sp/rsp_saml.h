@@ -86,6 +86,7 @@ typedef struct {
     const char *name_id;
     const char *name_id_format;
     const char *session_index;
+    const char *in_response_to;         /* NULL: unsolicited */
     apr_time_t session_not_on_or_after; /* 0 = absent */
     apr_time_t window_end;
     apr_int64_t ttl_ms;
@@ -96,11 +97,23 @@ typedef struct {
  * APR_EGENERAL with *check a short stable name of the failed check
  * (base64, xml, issuer, signature, status, assertion-count, encrypted,
  * subject, bearer, recipient, destination, audience, in-response-to,
- * window-missing, expired, not-yet-valid, window-too-long) and *detail. */
+ * window-missing, expired, not-yet-valid, window-too-long) and *detail.
+ * Whether InResponseTo names a request of ours is the caller's business:
+ * it is returned in (*out)->in_response_to. */
 apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
                                        rsp_lasso_server_t *server,
                                        const char *b64,
                                        const rsp_check_params_t *cp,
                                        const char **check, const char **detail);
+
+/* An AuthnRequest to idp_id with the HTTP-Redirect binding, built by
+ * Lasso: *url is the IdP's SingleSignOnService with SAMLRequest,
+ * RelayState and (signed when the IdP's metadata asks for it) SigAlg and
+ * Signature; *request_id the request's ID. The response is asked for at
+ * acs_url with the HTTP-POST binding. */
+apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
+                                    const char *idp_id, const char *acs_url,
+                                    const char *relay_state, const char **url,
+                                    const char **request_id, const char **err);
 
 #endif

@@ -1291,7 +1291,8 @@ def bad_log_lines(lines, allowed=()):
     return bad
 
 
-def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=False):
+def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=False,
+                 unsolicited=True):
     """The module's part of a replica's httpd.conf: the store, then a
     protected <Location /> with the SP settings (sp: entity_id, key_file,
     cert_file, idp_metadata list; a missing/None entry is left out) and
@@ -1300,7 +1301,11 @@ def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=Fals
     The store monitor is off unless ``monitor``: it polls on its own clock,
     so an alarm caused by one test (a store stopped, filled, made a
     replica) could land in the error log during the next one. It has its
-    own tests, with instances of their own."""
+    own tests, with instances of their own.
+
+    ``unsolicited`` (default True) adds ``ReplaySPAllowUnsolicited On``:
+    most tests post responses minted without a request; the tests of
+    SP-initiated login and of the default pass False."""
     lines = []
     if store_url:
         lines.append("ReplaySPStore %s" % store_url)
@@ -1318,6 +1323,8 @@ def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=Fals
         lines.append('    ReplaySPCertFile "%s"' % sp["cert_file"])
     for md in sp.get("idp_metadata", ()):
         lines.append('    ReplaySPIdPMetadataFile "%s"' % md)
+    if unsolicited:
+        lines.append("    ReplaySPAllowUnsolicited On")
     lines.append('    Header always set X-RSP-User "expr=%{REMOTE_USER}"')
     lines.append('    Header always set X-RSP-Auth-Type "expr=%{AUTH_TYPE}"')
     lines.append("    " + location_extra.replace("\n", "\n    "))
@@ -1390,14 +1397,16 @@ class Fleet:
         return [(h.name, h.base_url) for h in self.replicas] + [("balancer", self.public)]
 
     # -- configuration -----------------------------------------------------
-    def replica_body(self, store_url=None, server_extra=None, location_extra=None, sp=None):
+    def replica_body(self, store_url=None, server_extra=None, location_extra=None, sp=None,
+                     unsolicited=None):
         if not self.module:
             return "# plain replica (no module)\n" + (server_extra or self.server_extra)
         return sp_conf_body(
             self.store_url if store_url is None else store_url,
             self.sp if sp is None else sp,
             self.server_extra if server_extra is None else server_extra,
-            self.location_extra if location_extra is None else location_extra)
+            self.location_extra if location_extra is None else location_extra,
+            unsolicited=True if unsolicited is None else unsolicited)
 
     def _configure_replicas(self, **kw):
         for h in self.replicas:

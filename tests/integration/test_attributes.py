@@ -60,7 +60,7 @@ def test_attributes_exported_and_required(workdir, module_so, redis, sp_config, 
         assert e.headers["X-RSP-User"] == "alice"
         assert get(h.base_url + "/staff", cookie=cookie).status_code == 200
         assert get(h.base_url + "/wheel", cookie=cookie).status_code == 401
-        assert get(h.base_url + "/staff").status_code == 401          # no session
+        assert get(h.base_url + "/staff").status_code == 302          # no session: to the IdP
         # Someone else, without the group.
         r = sign_in(h, idps["idp1"], sp_config, name_id="bob", attributes={"group": ["guests"]})
         other, _ = session_cookie(r)

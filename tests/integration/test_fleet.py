@@ -51,6 +51,17 @@ def sign_in(fleet, m, target=None, relay_state=PAGE):
     return cookie
 
 
+def assert_login_redirect(resp, saml, idp="idp1"):
+    """A 302 to the IdP's SingleSignOnService carrying an AuthnRequest."""
+    assert resp.status_code == 302, (resp.status_code, resp.text[:300])
+    loc = resp.headers.get("Location", "")
+    sso = saml.idps[idp].sso_url
+    assert loc.startswith(sso + "?"), (loc[:200], sso)
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
+    assert "SAMLRequest" in q and "RelayState" in q, loc[:200]
+    return True
+
+
 def assert_session_key(store, cookie):
     """The session record is stored under <prefix>s:base64url(SHA-256(cookie)),
     never under the cookie value itself."""
@@ -98,9 +109,9 @@ def test_a_fresh_response_one_session_cookie_works_on_every_replica(fleet, saml,
         assert g.headers.get("X-RSP-Auth-Type") == "ReplaySP", name
         if name != "balancer":
             assert g.headers.get("X-RSP-Replica") == name
-        # no session -> 401; a made-up cookie -> 401
-        assert get(base + PAGE).status_code == 401, name
-        assert get(base + PAGE, cookie="x" * 43).status_code == 401, name
+        # no session, or a made-up cookie: a GET is sent to the IdP
+        assert_login_redirect(get(base + PAGE), saml), name
+        assert_login_redirect(get(base + PAGE, cookie="x" * 43), saml), name
     assert len(sessions(store)) == 1
 
 
@@ -111,7 +122,7 @@ def test_a_deleted_session_is_refused_on_every_replica(fleet, saml, store):
         assert get(base + PAGE, cookie=cookie).status_code == 200, name
     assert store.delete(k) is True
     for name, base in fleet.targets():
-        assert get(base + PAGE, cookie=cookie).status_code == 401, name
+        assert assert_login_redirect(get(base + PAGE, cookie=cookie), saml), name
 
 
 def test_a_expired_session_is_refused_on_every_replica(fleet, saml, store):
@@ -121,30 +132,34 @@ def test_a_expired_session_is_refused_on_every_replica(fleet, saml, store):
         assert get(base + PAGE, cookie=cookie).status_code == 200, name
     time.sleep(4.2)
     for name, base in fleet.targets():
-        assert get(base + PAGE, cookie=cookie).status_code == 401, name
+        assert assert_login_redirect(get(base + PAGE, cookie=cookie), saml), name
 
 
 @pytest.mark.parametrize("relay_state,expected", [
     (None, "/"),
     ("/", "/"),
     ("/app/page.html?x=1&y=2", "/app/page.html?x=1&y=2"),
-    ("https://evil.example/steal", "/"),
-    ("//evil.example/steal", "/"),
-    ("javascript:alert(1)", "/"),
-    ("app/page.html", "/"),
 ])
-def test_a_relay_state_only_local_paths(fleet, saml, relay_state, expected):
+def test_a_relay_state_local_paths_followed(fleet, saml, relay_state, expected):
     r = post_acs(fleet.public, saml.mint().b64, relay_state=relay_state)
     assert r.status_code == 303
     assert location_path(r, fleet) == expected
 
 
-def test_a_relay_state_backslash_is_not_offsite(fleet, saml):
-    """'/\\evil.example' is '//evil.example' to browsers: never sent back as is."""
-    r = post_acs(fleet.public, saml.mint().b64, relay_state="/\\evil.example/x")
-    assert r.status_code == 303
-    loc = location_path(r, fleet)
-    assert not loc.startswith("//") and not loc.startswith("/\\"), loc
+@pytest.mark.expect_log("RSP01004")
+@pytest.mark.parametrize("relay_state", [
+    "https://evil.example/steal", "//evil.example/steal", "/\\evil.example/x",
+    "javascript:alert(1)", "app/page.html", "/a\r\nSet-Cookie: x=y",
+])
+def test_a_relay_state_open_redirect_refused(fleet, saml, store, relay_state):
+    """The RelayState of an unsolicited response is a redirect target: an
+    off-site or malformed one refuses the response (400), before any claim."""
+    m = saml.mint()
+    r = post_acs(fleet.public, m.b64, relay_state=relay_state)
+    assert r.status_code == 400
+    assert "Location" not in r.headers
+    assert claims(store) == [] and sessions(store) == []
+    assert fleet.count_in_logs("check=relay-state") == 1
 
 
 @pytest.mark.parametrize("sign_response,sign_assertion", [(True, False), (False, True), (True, True)])
@@ -488,7 +503,7 @@ def test_a_malformed_session_record_is_no_session(fleet, saml, store):
     k = assert_session_key(store, cookie)
     assert store.set(k, "garbage", 60)
     for name, base in fleet.targets():
-        assert get(base + PAGE, cookie=cookie).status_code == 401, name
+        assert assert_login_redirect(get(base + PAGE, cookie=cookie), saml), name
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,246 @@
+/* SP-initiated login. Everything that crosses requests is in the shared
+ * store, so the redirect, the ACS and the application may each be served
+ * by a different replica:
+ *
+ *   <prefix>q:<hash of request ID>  the pending request, for
+ *       ReplaySPRequestLifetime: "v=1&i=IDP&p=SP&h=HASH&u=RETURN", values
+ *       URL-encoded; HASH is the SHA-256 of the RelayState token, RETURN
+ *       the checked return URL (the browser only ever sees the token).
+ *   <prefix>u:<hash of request ID>  its use: created with the same
+ *       create-if-absent as an assertion claim, so a request is answered
+ *       once, fleet-wide. */
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include "mod_replay_sp.h"
+#include "rsp_util.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+static const char *request_key(request_rec *r, const char *kind,
+                               const char *request_id)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+
+    return apr_pstrcat(r->pool, rsp_cfg_prefix(sc), kind,
+                       rsp_sha256_b64url(r->pool, request_id,
+                                         strlen(request_id)), NULL);
+}
+
+static rsp_store_t *store_of(request_rec *r)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+
+    if (!sc->store) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
+                      "no ReplaySPStore for this server");
+    }
+    return sc->store;
+}
+
+int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
+                    const char *return_to)
+{
+    rsp_store_t *st = store_of(r);
+    rsp_lasso_server_t *server;
+    const char *token, *url, *id, *err, *rec;
+    apr_status_t rv;
+    void *res;
+
+    if (!st) {
+        return rsp_unavailable(r);
+    }
+    if (!idp) {
+        idp = APR_ARRAY_IDX(dc->sp->def.idp_ids, 0, const char *);
+    }
+    if (rsp_random_token(&token, r->pool, RSP_RELAY_TOKEN_BYTES)
+        != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01018)
+                      "random generator failed; refusing the sign-in");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
+                      "no Lasso server available for SP %s",
+                      dc->sp->def.entity_id);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = rsp_saml_authn_request(r->pool, server, idp,
+                                rsp_endpoint_url(r, dc, "acs"), token, &url,
+                                &id, &err);
+    rsp_sp_server_release(dc->sp, res);
+    if (rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01027)
+                      "cannot build an AuthnRequest: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rec = apr_pstrcat(r->pool, "v=1&i=", ap_escape_urlencoded(r->pool, idp),
+                      "&p=", ap_escape_urlencoded(r->pool, dc->sp->def.entity_id),
+                      "&h=", rsp_sha256_b64url(r->pool, token, strlen(token)),
+                      "&u=", ap_escape_urlencoded(r->pool, return_to), NULL);
+    if (rsp_store_put(st, r->pool, request_key(r, "q:", id), rec, strlen(rec),
+                      rsp_cfg_request_lifetime(dc) * 1000, &err)
+        != APR_SUCCESS) {
+        RSP_COUNT(store_errors);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01028)
+                      "sign-in not started, store unavailable (fail closed): "
+                      "client=%s replica=%s: %s", r->useragent_ip,
+                      rsp_replica(r), err);
+        return rsp_unavailable(r);
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, RSP_LOGNO(01029)
+                  "sign-in started: idp=%s request=%s client=%s replica=%s",
+                  idp, rsp_short_hash(r->pool, id), r->useragent_ip,
+                  rsp_replica(r));
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "Location", url);
+    return HTTP_MOVED_TEMPORARILY;
+}
+
+/* <path>/login?ReturnTo=...&IdP=... */
+int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    const char *return_to, *idp, *why;
+    int bad = 0, i;
+
+    if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    return_to = rsp_query_arg(r, "ReturnTo", &bad);
+    idp = rsp_query_arg(r, "IdP", &bad);
+    if (bad) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                      "login refused: malformed or repeated ReturnTo or IdP "
+                      "(client %s)", r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (!return_to) {
+        return_to = "/";
+    }
+    if ((why = rsp_redirect_refused(r, dc, return_to)) != NULL) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01031)
+                      "redirect target refused: ReturnTo of login: %s "
+                      "(client %s)", why, r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (idp) {
+        for (i = 0; i < dc->sp->def.idp_ids->nelts; i++) {
+            if (!strcmp(idp, APR_ARRAY_IDX(dc->sp->def.idp_ids, i,
+                                           const char *))) {
+                break;
+            }
+        }
+        if (i == dc->sp->def.idp_ids->nelts) {
+            ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                          "login refused: IdP %s is not configured for this "
+                          "SP (client %s)",
+                          ap_escape_logitem(r->pool, idp), r->useragent_ip);
+            return HTTP_BAD_REQUEST;
+        }
+    }
+    return rsp_login_start(r, dc, idp, return_to);
+}
+
+static rsp_pending_t *parse_pending(request_rec *r, const char *val)
+{
+    rsp_pending_t *pd = apr_pcalloc(r->pool, sizeof(*pd));
+    const char *v = rsp_record_field(r->pool, val, "v");
+
+    if (!v || strcmp(v, "1") != 0) {
+        return NULL;
+    }
+    pd->idp = rsp_record_field(r->pool, val, "i");
+    pd->sp = rsp_record_field(r->pool, val, "p");
+    pd->relay_hash = rsp_record_field(r->pool, val, "h");
+    pd->return_to = rsp_record_field(r->pool, val, "u");
+    if (!pd->idp || !pd->sp || !pd->relay_hash || !pd->return_to) {
+        return NULL;
+    }
+    return pd;
+}
+
+rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *val, *err;
+    apr_size_t len;
+
+    if (!sc->store
+        || rsp_store_get(sc->store, r->pool, request_key(r, "q:", request_id),
+                         &val, &len, &err) != APR_SUCCESS || !val) {
+        return NULL;
+    }
+    return parse_pending(r, val);
+}
+
+int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
+                        const char *request_id, const char *issuer,
+                        const char *relay_state, rsp_pending_t **pending)
+{
+    rsp_store_t *st = store_of(r);
+    const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
+    rsp_pending_t *pd;
+    apr_size_t len;
+    int won = 0;
+
+    if (!st) {
+        return rsp_unavailable(r);
+    }
+    if (rsp_store_get(st, r->pool, request_key(r, "q:", request_id), &val,
+                      &len, &err) != APR_SUCCESS) {
+        RSP_COUNT(store_errors);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
+                      "sign-in refused, store unavailable (fail closed): "
+                      "cannot read request %s: client=%s replica=%s: %s", rid,
+                      r->useragent_ip, rsp_replica(r), err);
+        return rsp_unavailable(r);
+    }
+    if (!val) {
+        return rsp_refuse_response(r, "request-unknown", apr_psprintf(
+            r->pool, "InResponseTo names request %s, which this fleet did not "
+            "send or which expired (ReplaySPRequestLifetime %" APR_INT64_T_FMT
+            " s)", rid, rsp_cfg_request_lifetime(dc)));
+    }
+    if (!(pd = parse_pending(r, val))) {
+        return rsp_refuse_response(r, "request-unknown", apr_psprintf(
+            r->pool, "malformed record of request %s", rid));
+    }
+    if (strcmp(pd->sp, dc->sp->def.entity_id) != 0
+        || strcmp(pd->idp, issuer) != 0) {
+        return rsp_refuse_response(r, "request-mismatch", apr_psprintf(
+            r->pool, "request %s was sent to %s for SP %s; the response comes "
+            "from %s for SP %s", rid, pd->idp, pd->sp, issuer,
+            dc->sp->def.entity_id));
+    }
+    if (!relay_state || strcmp(pd->relay_hash, rsp_sha256_b64url(
+                                   r->pool, relay_state,
+                                   strlen(relay_state))) != 0) {
+        return rsp_refuse_response(r, "relay-state", apr_psprintf(
+            r->pool, "RelayState %s the one sent with request %s",
+            relay_state ? "is not" : "missing; expected", rid));
+    }
+    mark = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT, rsp_replica(r),
+                        apr_time_sec(apr_time_now()));
+    if (rsp_store_claim(st, r->pool, request_key(r, "u:", request_id), mark,
+                        rsp_cfg_request_lifetime(dc) * 1000, &won, &err)
+        != APR_SUCCESS) {
+        RSP_COUNT(store_errors);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
+                      "sign-in refused, store unavailable (fail closed): "
+                      "cannot consume request %s: client=%s replica=%s: %s",
+                      rid, r->useragent_ip, rsp_replica(r), err);
+        return rsp_unavailable(r);
+    }
+    if (!won) {
+        return rsp_refuse_response(r, "request-used", apr_psprintf(
+            r->pool, "request %s was already answered", rid));
+    }
+    *pending = pd;
+    return OK;
+}
