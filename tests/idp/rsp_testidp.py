@@ -11,6 +11,8 @@ Debian python3-lasso package is not visible to other interpreters)::
 
     rsp_testidp.py mint  --workdir D --sp-entity-id X --acs-url Y [...]
     rsp_testidp.py serve --workdir D --sp-entity-id X --acs-url Y [--port 0]
+                         [--sp-metadata-url U | --sp-metadata-path F]
+                         [--want-authn-requests-signed] [--slo-url U]
 
 How signing works
 -----------------
@@ -30,12 +32,35 @@ set after ``buildAuthnResponseMsg`` (it overwrites ``Destination`` with the
 ACS URL from the SP metadata) are what gets signed: the final XML is
 ``login.response.exportToXml()``.  We never call ``Login.buildAssertion``:
 it would override Recipient, NameID and SessionIndex.
+
+Single Logout (HTTP-Redirect binding)
+-------------------------------------
+The metadata has an HTTP-Redirect SingleLogoutService (``slo_url``,
+default next to the SSO URL).  Given the SP's metadata (its certificate and
+SingleLogoutService), ``TestIdP`` builds and checks logout messages whose
+query signatures (RSA-SHA256; the signed string is SAMLRequest or
+SAMLResponse, RelayState, SigAlg, URL-encoded as sent) are made and
+verified by Lasso:
+
+* ``logout_request_url``: IdP-initiated LogoutRequest to the SP;
+* ``process_logout_response``: the SP's answer to it;
+* ``answer_logout_request``: SP-initiated LogoutRequest -> LogoutResponse;
+* ``verify_authn_request``: the redirect signature of an AuthnRequest.
+
+The IdP keeps no session: Lasso's Logout profile wants one (initRequest
+takes the NameID from it, validateRequest checks the SessionIndex against
+it), so requests are built from a throw-away lasso.Session and responses
+from a LogoutResponse node handed to Logout.buildResponseMsg.  Serve mode
+adds /idp/slo, /idp/logout and /idp/slo-log.
 """
 
 import argparse
 import base64
+import collections
 import fcntl
 import html
+import http.client
+import json
 import os
 import re
 import secrets
@@ -45,6 +70,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 import xml.etree.ElementTree as ET
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,8 +82,12 @@ except ImportError as exc:  # pragma: no cover - environment problem
         "rsp_testidp needs Debian's python3-lasso: run it with /usr/bin/python3 "
         "(%s)" % exc) from exc
 
-__all__ = ["make_keypair", "sp_metadata", "idp_metadata", "TestIdP",
-           "SAML_NS", "SAMLP_NS", "MD_NS", "DS_NS", "BEARER"]
+__all__ = ["make_keypair", "sp_metadata", "idp_metadata", "parse_sp_metadata",
+           "TestIdP", "SAMLMessageError", "SignatureError",
+           "redirect_query", "decode_redirect_message", "redirect_message_xml",
+           "SAML_NS", "SAMLP_NS", "MD_NS", "DS_NS", "BEARER",
+           "SIG_ALG_RSA_SHA256", "STATUS_SUCCESS", "STATUS_REQUESTER",
+           "STATUS_RESPONDER", "STATUS_REQUEST_DENIED", "STATUS_PARTIAL_LOGOUT"]
 
 SAML_NS = "urn:oasis:names:tc:SAML:2.0:assertion"
 SAMLP_NS = "urn:oasis:names:tc:SAML:2.0:protocol"
@@ -72,11 +102,25 @@ NAMEID_PERSISTENT = "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent"
 ATTRNAME_BASIC = "urn:oasis:names:tc:SAML:2.0:attrname-format:basic"
 AC_PPT = "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"
 STATUS_SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success"
+STATUS_REQUESTER = "urn:oasis:names:tc:SAML:2.0:status:Requester"
+STATUS_RESPONDER = "urn:oasis:names:tc:SAML:2.0:status:Responder"
+STATUS_REQUEST_DENIED = "urn:oasis:names:tc:SAML:2.0:status:RequestDenied"
+STATUS_PARTIAL_LOGOUT = "urn:oasis:names:tc:SAML:2.0:status:PartialLogout"
+NAMEID_ENTITY = "urn:oasis:names:tc:SAML:2.0:nameid-format:entity"
+# The HTTP-Redirect binding's SigAlg for RSA-SHA256 (the only one accepted
+# by default; see TestIdP.accepted_sig_algs).
+SIG_ALG_RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
 
 OPENSSL_TIMEOUT = 60          # seconds, key generation
 HTTP_MAX_QUERY = 8192         # bytes of a request line's query we accept
 HTTP_MAX_BODY = 64 * 1024     # bytes of a POST body we accept
 HTTP_SOCKET_TIMEOUT = 10      # seconds a client may keep a handler busy
+MAX_REDIRECT_QUERY = 64 * 1024  # bytes of an HTTP-Redirect query we parse
+MAX_METADATA = 1024 * 1024    # bytes of SP metadata we read or fetch
+SP_METADATA_TIMEOUT = 5       # seconds, fetching the SP metadata (serve mode)
+SLO_LOG_MAX = 100             # entries kept by serve mode's /idp/slo-log
+SLO_LOG_FIELD_MAX = 2048      # characters of one logged string
+SENT_REQUESTS_MAX = 256       # IdP-initiated LogoutRequest IDs remembered
 
 # Lasso and libxml2 keep global state; one mint at a time per process.
 _LASSO_LOCK = threading.Lock()
@@ -145,11 +189,15 @@ def make_keypair(directory, name, cn):
     return key_path, cert_path
 
 
-def sp_metadata(entity_id, acs_url, cert_path=None):
+def sp_metadata(entity_id, acs_url, cert_path=None, slo_url=None):
     """Minimal SAML 2.0 SP metadata: SPSSODescriptor with one HTTP-POST
-    AssertionConsumerService at acs_url, and a signing KeyDescriptor if a
-    certificate is given."""
+    AssertionConsumerService at acs_url, a signing KeyDescriptor if a
+    certificate is given, and an HTTP-Redirect SingleLogoutService at
+    slo_url if one is given (schema order: before the ACS)."""
     kd = _key_descriptor(cert_path) if cert_path else ""
+    if slo_url:
+        kd += ('    <md:SingleLogoutService Binding="%s" Location="%s"/>\n'
+               % (BINDING_REDIRECT, _xml_escape(slo_url)))
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<md:EntityDescriptor xmlns:md="%(md)s" entityID="%(eid)s">\n'
@@ -164,15 +212,31 @@ def sp_metadata(entity_id, acs_url, cert_path=None):
            "kd": kd, "post": BINDING_POST, "acs": _xml_escape(acs_url)})
 
 
-def idp_metadata(entity_id, sso_url, cert_path):
-    """SAML 2.0 IdP metadata: IDPSSODescriptor with a signing KeyDescriptor
-    and an HTTP-Redirect SingleSignOnService at sso_url."""
+def default_slo_url(sso_url):
+    """The SingleLogoutService URL next to an SSO URL: its last path segment
+    replaced by "slo" (http://h:p/idp/sso -> http://h:p/idp/slo)."""
+    u = urllib.parse.urlsplit(sso_url)
+    path = u.path.rsplit("/", 1)[0] + "/slo" if "/" in u.path else "/slo"
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, path, "", ""))
+
+
+def idp_metadata(entity_id, sso_url, cert_path, slo_url=None,
+                 want_authn_requests_signed=False):
+    """SAML 2.0 IdP metadata: IDPSSODescriptor with a signing KeyDescriptor,
+    an HTTP-Redirect SingleLogoutService at slo_url (if given) and an
+    HTTP-Redirect SingleSignOnService at sso_url.  WantAuthnRequestsSigned
+    says want_authn_requests_signed."""
+    slo = ""
+    if slo_url:
+        slo = ('    <md:SingleLogoutService Binding="%s" Location="%s"/>\n'
+               % (BINDING_REDIRECT, _xml_escape(slo_url)))
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<md:EntityDescriptor xmlns:md="%(md)s" entityID="%(eid)s">\n'
-        '  <md:IDPSSODescriptor WantAuthnRequestsSigned="false"'
+        '  <md:IDPSSODescriptor WantAuthnRequestsSigned="%(want)s"'
         ' protocolSupportEnumeration="%(samlp)s">\n'
         '%(kd)s'
+        '%(slo)s'
         '    <md:NameIDFormat>%(nif)s</md:NameIDFormat>\n'
         '    <md:NameIDFormat>%(nif2)s</md:NameIDFormat>\n'
         '    <md:SingleSignOnService Binding="%(redir)s" Location="%(sso)s"/>\n'
@@ -180,6 +244,7 @@ def idp_metadata(entity_id, sso_url, cert_path):
         '</md:EntityDescriptor>\n'
         % {"md": MD_NS, "eid": _xml_escape(entity_id), "samlp": SAMLP_NS,
            "kd": _key_descriptor(cert_path), "nif": NAMEID_UNSPECIFIED,
+           "want": "true" if want_authn_requests_signed else "false", "slo": slo,
            "nif2": NAMEID_TRANSIENT, "redir": BINDING_REDIRECT,
            "sso": _xml_escape(sso_url)})
 
@@ -213,6 +278,211 @@ def _check_shape(xml, sign_response, sign_assertion, assertions):
 
 
 # --------------------------------------------------------------------------
+# HTTP-Redirect binding and SP metadata helpers
+# --------------------------------------------------------------------------
+
+class SAMLMessageError(ValueError):
+    """A SAML message (or SP metadata) is malformed, of the wrong kind, or
+    from the wrong party."""
+
+
+class SignatureError(SAMLMessageError):
+    """A message's signature is missing, does not verify with the sender's
+    key from its metadata, or uses a signature algorithm not accepted."""
+
+
+# Parameters covered by an HTTP-Redirect signature (and Signature itself):
+# each may appear at most once in a query we accept.
+_SIGNED_PARAMS = ("SAMLRequest", "SAMLResponse", "RelayState", "SigAlg",
+                  "Signature")
+
+
+def redirect_query(url_or_query):
+    """The raw (still percent-encoded) query string of an HTTP-Redirect
+    binding URL; a bare query ("SAMLRequest=..."; a leading "?" is dropped)
+    is returned as is.  The raw form matters: the signature covers the
+    parameters exactly as they were encoded."""
+    if not isinstance(url_or_query, str):
+        raise SAMLMessageError("expected a URL or query string, got %s"
+                               % type(url_or_query).__name__)
+    s = url_or_query.strip()
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", s) or s.startswith("/"):
+        s = urllib.parse.urlsplit(s).query
+    elif s.startswith("?"):
+        s = s[1:]
+    if len(s) > MAX_REDIRECT_QUERY:
+        raise SAMLMessageError("query too long (%d bytes)" % len(s))
+    return s
+
+
+def _redirect_params(query, field=None):
+    """{name: value} (decoded) of an HTTP-Redirect query; each signed
+    parameter at most once; ``field`` (SAMLRequest/SAMLResponse) required."""
+    try:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True,
+                                       max_num_fields=64)
+    except ValueError as exc:
+        raise SAMLMessageError("bad query: %s" % exc) from exc
+    params = {}
+    for name, value in pairs:
+        if name in params and name in _SIGNED_PARAMS:
+            raise SAMLMessageError("%s appears more than once" % name)
+        params.setdefault(name, value)
+    if field is not None and field not in params:
+        raise SAMLMessageError("no %s in the query" % field)
+    return params
+
+
+def decode_redirect_message(value):
+    """The XML root element (ElementTree) of an HTTP-Redirect SAMLRequest or
+    SAMLResponse value (base64 of raw DEFLATE, already URL-decoded).
+    Bounded; no DTDs; raises SAMLMessageError on junk."""
+    try:
+        raw = base64.b64decode(value, validate=False)
+        d = zlib.decompressobj(-15)
+        xml = d.decompress(raw, HTTP_MAX_BODY)
+        if d.unconsumed_tail:
+            raise ValueError("message too large")
+        if b"<!DOCTYPE" in xml or b"<!ENTITY" in xml:
+            raise ValueError("DTDs are not accepted")
+        return ET.fromstring(xml)
+    except (ValueError, TypeError, zlib.error, ET.ParseError) as exc:
+        raise SAMLMessageError("bad HTTP-Redirect message: %s" % exc) from exc
+
+
+def redirect_message_xml(url_or_query):
+    """(field, xml) of an HTTP-Redirect URL or query: field is SAMLRequest
+    or SAMLResponse, xml the inflated message as a str (for inspection)."""
+    params = _redirect_params(redirect_query(url_or_query))
+    for field in ("SAMLRequest", "SAMLResponse"):
+        if field in params:
+            root = decode_redirect_message(params[field])
+            return field, ET.tostring(root, encoding="unicode")
+    raise SAMLMessageError("no SAMLRequest or SAMLResponse in the query")
+
+
+def _tag(root, name, ns=SAMLP_NS):
+    return root.tag == "{%s}%s" % (ns, name)
+
+
+def _text(elem):
+    return None if elem is None else (elem.text or "")
+
+
+def _status_codes(root):
+    """(top-level StatusCode Value, second-level Value or None)."""
+    code = root.find("{%s}Status/{%s}StatusCode" % (SAMLP_NS, SAMLP_NS))
+    if code is None:
+        return None, None
+    sub = code.find("{%s}StatusCode" % SAMLP_NS)
+    return code.get("Value"), (sub.get("Value") if sub is not None else None)
+
+
+def _logout_request_info(root):
+    nid = root.find("{%s}NameID" % SAML_NS)
+    return {
+        "id": root.get("ID"),
+        "issuer": _text(root.find("{%s}Issuer" % SAML_NS)),
+        "destination": root.get("Destination"),
+        "issue_instant": root.get("IssueInstant"),
+        "not_on_or_after": root.get("NotOnOrAfter"),
+        "reason": root.get("Reason"),
+        "name_id": _text(nid),
+        "name_id_format": nid.get("Format") if nid is not None else None,
+        "session_indexes": [_text(e) for e in
+                            root.findall("{%s}SessionIndex" % SAMLP_NS)],
+    }
+
+
+def parse_sp_metadata(sp_metadata_xml):
+    """What the IdP needs from SP metadata (an md:EntityDescriptor, str or
+    bytes): {"entity_id", "slo_url" (HTTP-Redirect SingleLogoutService
+    Location, or None), "slo_response_url" (its ResponseLocation, else its
+    Location), "acs_urls" [(binding, location)], "signing_certificates"
+    (count of KeyDescriptors usable for signing)}.  SAMLMessageError if it
+    is not SP metadata."""
+    if isinstance(sp_metadata_xml, bytes):
+        sp_metadata_xml = sp_metadata_xml.decode("utf-8")
+    if not isinstance(sp_metadata_xml, str) or not sp_metadata_xml.strip():
+        raise SAMLMessageError("empty SP metadata")
+    if len(sp_metadata_xml) > MAX_METADATA:
+        raise SAMLMessageError("SP metadata too large")
+    if "<!DOCTYPE" in sp_metadata_xml or "<!ENTITY" in sp_metadata_xml:
+        raise SAMLMessageError("SP metadata with a DTD is not accepted")
+    try:
+        root = ET.fromstring(sp_metadata_xml)
+    except ET.ParseError as exc:
+        raise SAMLMessageError("SP metadata is not XML: %s" % exc) from exc
+    if not _tag(root, "EntityDescriptor", MD_NS) or not root.get("entityID"):
+        raise SAMLMessageError("SP metadata: root is not an md:EntityDescriptor "
+                               "with an entityID")
+    desc = root.find("{%s}SPSSODescriptor" % MD_NS)
+    if desc is None:
+        raise SAMLMessageError("SP metadata has no SPSSODescriptor")
+    slo_url = slo_response_url = None
+    for e in desc.findall("{%s}SingleLogoutService" % MD_NS):
+        if e.get("Binding") == BINDING_REDIRECT and e.get("Location"):
+            slo_url = e.get("Location")
+            slo_response_url = e.get("ResponseLocation") or slo_url
+            break
+    certs = 0
+    for kd in desc.findall("{%s}KeyDescriptor" % MD_NS):
+        if kd.get("use") in (None, "signing") and \
+                kd.find(".//{%s}X509Certificate" % DS_NS) is not None:
+            certs += 1
+    return {
+        "entity_id": root.get("entityID"),
+        "slo_url": slo_url,
+        "slo_response_url": slo_response_url,
+        "acs_urls": [(e.get("Binding"), e.get("Location")) for e in
+                     desc.findall("{%s}AssertionConsumerService" % MD_NS)],
+        "signing_certificates": certs,
+    }
+
+
+def _check_redirect(url, field, signed):
+    """Lasso reports some failures only as GLib warnings: check that the
+    URL it built carries the message, signed or not as asked."""
+    if not url:
+        raise RuntimeError("Lasso built no %s URL" % field)
+    params = _redirect_params(redirect_query(url), field)
+    decode_redirect_message(params[field])
+    if signed and (params.get("SigAlg") != SIG_ALG_RSA_SHA256
+                   or not params.get("Signature")):
+        raise RuntimeError("Lasso did not sign the %s with RSA-SHA256" % field)
+    if not signed and ("Signature" in params or "SigAlg" in params):
+        raise RuntimeError("Lasso signed a %s that should be unsigned" % field)
+
+
+def _lasso_signature_status(profile):
+    """profile.signature_status as an int (the binding raises for non-zero)."""
+    try:
+        profile.getSignatureStatus()
+    except lasso.Error as exc:
+        return exc.code or -1
+    return 0
+
+
+def _lasso_error_text(rc):
+    try:
+        return "%s (%d)" % (lasso._lasso.strError(rc), rc)
+    except Exception:       # pragma: no cover - binding internals
+        return "Lasso error %s" % rc
+
+
+def _status_node(code, sub_code=None):
+    status = lasso.Samlp2Status()
+    top = lasso.Samlp2StatusCode()
+    top.value = code
+    if sub_code:
+        sub = lasso.Samlp2StatusCode()
+        sub.value = sub_code
+        top.statusCode = sub
+    status.statusCode = top
+    return status
+
+
+# --------------------------------------------------------------------------
 # The IdP
 # --------------------------------------------------------------------------
 
@@ -220,17 +490,30 @@ class TestIdP:
     """A SAML 2.0 IdP with its own key pair, living in ``workdir``.
 
     Files: idp.key, idp.crt (reused when both exist), idp-metadata.xml
-    (rewritten on every construction, as entity_id/sso_url may change).
+    (rewritten on every construction, as entity_id/sso_url/slo_url may
+    change).
+
+    The metadata has an HTTP-Redirect SingleLogoutService at ``slo_url``
+    (default: the SSO URL's sibling ``.../slo``) and says
+    WantAuthnRequestsSigned="``want_authn_requests_signed``".
+
+    ``accepted_sig_algs``: the HTTP-Redirect SigAlg values accepted on
+    incoming messages (default: RSA-SHA256 only); messages this IdP builds
+    are always signed with RSA-SHA256.
     """
 
     __test__ = False   # not a pytest test class, despite its name
 
     def __init__(self, workdir, entity_id="https://idp.test.example/idp",
-                 sso_url="http://127.0.0.1/idp/sso"):
+                 sso_url="http://127.0.0.1/idp/sso", slo_url=None,
+                 want_authn_requests_signed=False):
         self.workdir = os.path.abspath(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.entity_id = entity_id
         self.sso_url = sso_url
+        self.slo_url = slo_url or default_slo_url(sso_url)
+        self.want_authn_requests_signed = bool(want_authn_requests_signed)
+        self.accepted_sig_algs = (SIG_ALG_RSA_SHA256,)
         self.key_path = os.path.join(self.workdir, "idp.key")
         self.cert_path = os.path.join(self.workdir, "idp.crt")
         # flock: two processes starting on a fresh workdir must not end up
@@ -241,7 +524,9 @@ class TestIdP:
                     and os.path.isfile(self.cert_path)):
                 make_keypair(self.workdir, "idp", "rsp test idp")
         self.metadata_path = os.path.join(self.workdir, "idp-metadata.xml")
-        self.metadata = idp_metadata(entity_id, sso_url, self.cert_path)
+        self.metadata = idp_metadata(
+            entity_id, sso_url, self.cert_path, slo_url=self.slo_url,
+            want_authn_requests_signed=self.want_authn_requests_signed)
         _write_atomic(self.metadata_path, self.metadata)
 
     # -- public API --------------------------------------------------------
@@ -354,6 +639,265 @@ class TestIdP:
             raise ValueError("no NameID to tamper with")
         return base64.b64encode(new.encode("utf-8")).decode("ascii")
 
+    @staticmethod
+    def tamper_redirect(url_or_query):
+        """An HTTP-Redirect URL (or query) whose SAMLRequest/SAMLResponse
+        has its root ID changed, every other parameter (RelayState, SigAlg,
+        Signature) kept byte for byte: the signature no longer verifies."""
+        s = url_or_query.strip()
+        query = redirect_query(s)
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", s) or s.startswith("/"):
+            u = urllib.parse.urlsplit(s)
+
+            def rebuild(q):
+                return urllib.parse.urlunsplit(u._replace(query=q))
+        else:
+            def rebuild(q):
+                return q
+        parts = query.split("&")
+        for i, part in enumerate(parts):
+            name, sep, value = part.partition("=")
+            if name in ("SAMLRequest", "SAMLResponse") and sep:
+                root = decode_redirect_message(urllib.parse.unquote_plus(value))
+                root.set("ID", (root.get("ID") or "_") + "x")
+                xml = ET.tostring(root, encoding="utf-8")
+                c = zlib.compressobj(9, zlib.DEFLATED, -15)
+                b64 = base64.b64encode(c.compress(xml) + c.flush()).decode("ascii")
+                parts[i] = name + "=" + urllib.parse.quote(b64, safe="")
+                return rebuild("&".join(parts))
+        raise SAMLMessageError("no SAMLRequest or SAMLResponse to tamper with")
+
+    # -- Single Logout (HTTP-Redirect binding) -----------------------------
+    #
+    # Every method takes the SP's metadata (XML text): it names the SP, its
+    # SingleLogoutService and the certificate its messages are verified
+    # with.  Lasso does the signing and the verifying (query signatures,
+    # RSA-SHA256); the IdP keeps no session state: see the notes in each
+    # method for how Lasso's Logout profile is driven without one.
+
+    def logout_request_url(self, sp_metadata_xml, name_id, session_index=None,
+                           relay_state=None, name_id_format=None, *, sign=True):
+        """IdP-initiated logout: (url, request_id), url being the SP's
+        HTTP-Redirect SingleLogoutService with a LogoutRequest (signed with
+        RSA-SHA256 unless sign=False) for ``name_id``.
+
+        session_index: None (no SessionIndex), a string, or a list of them.
+        name_id_format: None = unspecified (what mint() puts in assertions
+        by default), "" = no Format attribute, else that URI.
+        relay_state: sent as RelayState (covered by the signature).
+
+        How: Lasso's Logout.initRequest takes the NameID from a session
+        holding an assertion for this SP, so we hand it a throw-away session
+        (lasso.Session.addAssertion; Lasso only indexes NameIDs that come
+        with an AuthnStatement SessionIndex, hence a placeholder one), then
+        put the asked SessionIndex list on the request before
+        buildRequestMsg signs the query."""
+        sp = parse_sp_metadata(sp_metadata_xml)
+        if not sp["slo_url"]:
+            raise SAMLMessageError("the SP metadata has no HTTP-Redirect "
+                                   "SingleLogoutService")
+        if not isinstance(name_id, str) or not name_id:
+            raise ValueError("name_id must be a non-empty string")
+        fmt = NAMEID_UNSPECIFIED if name_id_format is None else (name_id_format or None)
+        if session_index is None:
+            indexes = ()
+        elif isinstance(session_index, str):
+            indexes = (session_index,)
+        else:
+            indexes = tuple(session_index)
+        with _LASSO_LOCK:
+            server = self._slo_server(sp_metadata_xml)
+            session = lasso.Session()
+            session.addAssertion(sp["entity_id"],
+                                 self._session_assertion(name_id, fmt))
+            logout = lasso.Logout(server)
+            logout.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE if sign
+                                    else lasso.PROFILE_SIGNATURE_HINT_FORBID)
+            logout.setSessionFromDump(session.dump())
+            logout.initRequest(sp["entity_id"], lasso.HTTP_METHOD_REDIRECT)
+            request = logout.request
+            request.setSessionIndexes(indexes)
+            if relay_state is not None:
+                logout.msgRelayState = relay_state
+            logout.buildRequestMsg()
+            url, request_id = logout.msgUrl, request.id
+        _check_redirect(url, "SAMLRequest", sign)
+        root = decode_redirect_message(
+            _redirect_params(redirect_query(url))["SAMLRequest"])
+        got = _logout_request_info(root)
+        if got["name_id"] != name_id or got["session_indexes"] != list(indexes):
+            raise RuntimeError("Lasso's LogoutRequest is not what was asked: %r"
+                               % got)
+        return url, request_id
+
+    def process_logout_response(self, sp_metadata_xml, url_or_query):
+        """Check an SP's HTTP-Redirect LogoutResponse (a URL or its query)
+        and return {"in_response_to", "status", "sub_status", "relay_state",
+        "issuer", "id", "destination", "issue_instant", "sig_alg"}.
+
+        Raises SignatureError when the signature is missing, does not verify
+        with the SP's certificate, or its SigAlg is not accepted, and
+        SAMLMessageError when it is not a LogoutResponse from this SP.  A
+        non-Success status is returned, not raised.
+
+        Lasso quirk: Logout.processResponseMsg returns the status error
+        (e.g. RequestDenied) before it looks at the signature verdict, so
+        the verdict is read from the profile's signature status, and the
+        query signature is also verified on its own beforehand."""
+        sp = parse_sp_metadata(sp_metadata_xml)
+        query = redirect_query(url_or_query)
+        params = _redirect_params(query, "SAMLResponse")
+        root = decode_redirect_message(params["SAMLResponse"])
+        if not _tag(root, "LogoutResponse"):
+            raise SAMLMessageError("SAMLResponse is not a LogoutResponse")
+        self._require_signature_params(params)
+        with _LASSO_LOCK:
+            server = self._slo_server(sp_metadata_xml)
+            self._verify_query(server, sp["entity_id"], query)
+            logout = lasso.Logout(server)
+            logout.setSignatureVerifyHint(lasso.PROFILE_SIGNATURE_VERIFY_HINT_FORCE)
+            err = None
+            try:
+                logout.processResponseMsg(query)
+            except lasso.Error as exc:
+                err = exc
+            sig = _lasso_signature_status(logout)
+            parsed = isinstance(logout.response, lasso.Samlp2StatusResponse)
+        if sig != 0:
+            raise SignatureError("LogoutResponse signature refused by Lasso: %s"
+                                 % _lasso_error_text(sig))
+        if not parsed:
+            raise SAMLMessageError("Lasso could not parse the LogoutResponse: %s"
+                                   % err)
+        status, sub_status = _status_codes(root)
+        issuer = _text(root.find("{%s}Issuer" % SAML_NS))
+        if issuer != sp["entity_id"]:
+            raise SAMLMessageError("LogoutResponse Issuer %r is not the SP %r"
+                                   % (issuer, sp["entity_id"]))
+        if err is not None and status == STATUS_SUCCESS:
+            raise SAMLMessageError("Lasso refused the LogoutResponse: %s" % err)
+        return {
+            "in_response_to": root.get("InResponseTo"),
+            "status": status,
+            "sub_status": sub_status,
+            "relay_state": params.get("RelayState"),
+            "issuer": issuer,
+            "id": root.get("ID"),
+            "destination": root.get("Destination"),
+            "issue_instant": root.get("IssueInstant"),
+            "sig_alg": params.get("SigAlg"),
+        }
+
+    def answer_logout_request(self, sp_metadata_xml, url_or_query,
+                              status=STATUS_SUCCESS, *, sub_status=None,
+                              sign=True):
+        """SP-initiated logout: verify the SP's HTTP-Redirect LogoutRequest
+        (a URL or its query) and answer it.  Returns (url, info): url is the
+        SP's SingleLogoutService (ResponseLocation, else Location) with a
+        LogoutResponse (signed with RSA-SHA256 unless sign=False;
+        InResponseTo = the request's ID; the request's RelayState echoed;
+        StatusCode ``status``, with a second-level ``sub_status`` if given).
+        info: {"id", "issuer", "name_id", "name_id_format",
+        "session_indexes", "relay_state", "destination", "issue_instant",
+        "not_on_or_after", "reason", "sig_alg", "response_id", "status",
+        "sub_status"}.
+
+        Raises SignatureError (missing/bad signature, SigAlg not accepted)
+        or SAMLMessageError (not a LogoutRequest from this SP) first: no
+        response is built for a message that does not verify.
+
+        How: Logout.processRequestMsg verifies the query signature
+        (verify hint FORCE); Logout.validateRequest would then insist on a
+        session holding the SP's assertion, which this stateless IdP does
+        not have, so the LogoutResponse node is built here and handed to
+        Logout.buildResponseMsg, which signs the query and picks the URL."""
+        if not isinstance(status, str) or not status:
+            raise ValueError("status must be a StatusCode URI")
+        sp = parse_sp_metadata(sp_metadata_xml)
+        if not sp["slo_url"]:
+            raise SAMLMessageError("the SP metadata has no HTTP-Redirect "
+                                   "SingleLogoutService")
+        query = redirect_query(url_or_query)
+        params = _redirect_params(query, "SAMLRequest")
+        root = decode_redirect_message(params["SAMLRequest"])
+        if not _tag(root, "LogoutRequest"):
+            raise SAMLMessageError("SAMLRequest is not a LogoutRequest")
+        info = _logout_request_info(root)
+        self._require_signature_params(params)
+        with _LASSO_LOCK:
+            server = self._slo_server(sp_metadata_xml)
+            self._verify_query(server, sp["entity_id"], query)
+            if info["issuer"] != sp["entity_id"]:
+                raise SAMLMessageError("LogoutRequest Issuer %r is not the SP %r"
+                                       % (info["issuer"], sp["entity_id"]))
+            logout = lasso.Logout(server)
+            logout.setSignatureVerifyHint(lasso.PROFILE_SIGNATURE_VERIFY_HINT_FORCE)
+            try:
+                logout.processRequestMsg(query)
+            except lasso.Error as exc:
+                sig = _lasso_signature_status(logout)
+                if sig != 0:
+                    raise SignatureError("LogoutRequest signature refused by "
+                                         "Lasso: %s" % _lasso_error_text(sig)) from exc
+                raise SAMLMessageError("Lasso refused the LogoutRequest: %s"
+                                       % exc) from exc
+            sig = _lasso_signature_status(logout)
+            if sig != 0:
+                raise SignatureError("LogoutRequest signature refused by Lasso: %s"
+                                     % _lasso_error_text(sig))
+            request = logout.request
+            if not isinstance(request, lasso.Samlp2LogoutRequest) or \
+                    request.id != info["id"]:
+                raise SAMLMessageError("Lasso did not parse the LogoutRequest")
+            response = lasso.Samlp2LogoutResponse()
+            response.id = random_id()
+            response.version = "2.0"
+            response.issueInstant = saml_time(time.time())
+            response.issuer = self._issuer(self.entity_id)
+            response.inResponseTo = request.id
+            response.status = _status_node(status, sub_status)
+            logout.response = response
+            logout.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE if sign
+                                    else lasso.PROFILE_SIGNATURE_HINT_FORBID)
+            logout.buildResponseMsg()
+            url = logout.msgUrl
+        _check_redirect(url, "SAMLResponse", sign)
+        info.update(relay_state=params.get("RelayState"),
+                    sig_alg=params.get("SigAlg"), response_id=response.id,
+                    status=status, sub_status=sub_status)
+        return url, info
+
+    def verify_authn_request(self, sp_metadata_xml, query):
+        """Check the HTTP-Redirect signature of an SP's AuthnRequest (a URL
+        or its query): signed, with an accepted SigAlg, verifying with the
+        SP's certificate (Lasso's query-signature check), Issuer = the SP.
+        Returns {"id", "issuer", "acs_url", "protocol_binding",
+        "destination", "relay_state", "sig_alg"}; raises SignatureError or
+        SAMLMessageError."""
+        sp = parse_sp_metadata(sp_metadata_xml)
+        query = redirect_query(query)
+        params = _redirect_params(query, "SAMLRequest")
+        root = decode_redirect_message(params["SAMLRequest"])
+        if not _tag(root, "AuthnRequest"):
+            raise SAMLMessageError("SAMLRequest is not an AuthnRequest")
+        self._require_signature_params(params)
+        with _LASSO_LOCK:
+            server = self._slo_server(sp_metadata_xml)
+            self._verify_query(server, sp["entity_id"], query)
+        issuer = _text(root.find("{%s}Issuer" % SAML_NS))
+        if issuer != sp["entity_id"]:
+            raise SAMLMessageError("AuthnRequest Issuer %r is not the SP %r"
+                                   % (issuer, sp["entity_id"]))
+        return {
+            "id": root.get("ID"),
+            "issuer": issuer,
+            "acs_url": root.get("AssertionConsumerServiceURL"),
+            "protocol_binding": root.get("ProtocolBinding"),
+            "destination": root.get("Destination"),
+            "relay_state": params.get("RelayState"),
+            "sig_alg": params.get("SigAlg"),
+        }
+
     # -- helpers -----------------------------------------------------------
 
     def _server(self, sp_entity_id, acs_url):
@@ -374,11 +918,81 @@ class TestIdP:
             cache[k] = server
         return server
 
+    def _slo_server(self, sp_metadata_xml):
+        """An IdP lasso.Server (this IdP's metadata, key and certificate,
+        RSA-SHA256) knowing the SP from its metadata: the SP's certificate
+        verifies its messages, its SingleLogoutService is where ours go.
+        Cached by metadata text; caller holds _LASSO_LOCK."""
+        cache = self.__dict__.setdefault("_slo_servers", {})
+        k = (self.metadata, sp_metadata_xml)
+        server = cache.get(k)
+        if server is None:
+            if len(cache) >= 16:
+                cache.clear()
+            with open(self.key_path, "r", encoding="ascii") as f:
+                key_pem = f.read()
+            with open(self.cert_path, "r", encoding="ascii") as f:
+                cert_pem = f.read()
+            server = lasso.Server.newFromBuffers(self.metadata, key_pem, None,
+                                                 cert_pem)
+            if server is None:
+                raise RuntimeError("Lasso could not load the IdP's metadata/key")
+            server.signatureMethod = lasso.SIGNATURE_METHOD_RSA_SHA256
+            try:
+                server.addProviderFromBuffer(lasso.PROVIDER_ROLE_SP,
+                                             sp_metadata_xml)
+            except lasso.Error as exc:
+                raise SAMLMessageError("Lasso refused the SP metadata: %s"
+                                       % exc) from exc
+            cache[k] = server
+        return server
+
+    def _require_signature_params(self, params):
+        if "Signature" not in params or "SigAlg" not in params:
+            raise SignatureError("message is not signed (no Signature/SigAlg)")
+        if params["SigAlg"] not in self.accepted_sig_algs:
+            raise SignatureError("SigAlg %r not accepted (want one of %s)"
+                                 % (params["SigAlg"],
+                                    ", ".join(self.accepted_sig_algs)))
+
+    @staticmethod
+    def _verify_query(server, sp_entity_id, query):
+        """Lasso's HTTP-Redirect signature check of the raw query with the
+        SP's key(s) (lasso_provider_verify_query_signature: the signed string
+        is SAMLRequest|SAMLResponse, RelayState, SigAlg as they appear,
+        still URL-encoded).  Caller holds _LASSO_LOCK."""
+        provider = server.providers.get(sp_entity_id)
+        if provider is None:
+            raise SAMLMessageError("Lasso does not know the SP %r" % sp_entity_id)
+        rc = provider.verifySignature(query, "ID", lasso.MESSAGE_FORMAT_QUERY)
+        if rc != 0:
+            raise SignatureError("signature does not verify with the SP's key: %s"
+                                 % _lasso_error_text(rc))
+
+    @staticmethod
+    def _session_assertion(name_id, name_id_format):
+        """A bare assertion about name_id for a throw-away lasso.Session (see
+        logout_request_url)."""
+        a = lasso.Saml2Assertion()
+        a.id = random_id()
+        a.version = "2.0"
+        subject = lasso.Saml2Subject()
+        nid = lasso.Saml2NameID()
+        nid.content = name_id
+        if name_id_format:
+            nid.format = name_id_format
+        subject.nameId = nid
+        a.subject = subject
+        st = lasso.Saml2AuthnStatement()
+        st.sessionIndex = "placeholder"
+        a.authnStatement = (st,)
+        return a
+
     @staticmethod
     def _issuer(value):
         n = lasso.Saml2NameID()
         n.content = value
-        n.format = "urn:oasis:names:tc:SAML:2.0:nameid-format:entity"
+        n.format = NAMEID_ENTITY
         return n
 
     def _assertion(self, aid, *, issuer, issue_instant, name_id,
@@ -503,17 +1117,24 @@ class _Handler(BaseHTTPRequestHandler):
             sys.stderr.write("rsp-testidp: %s %s\n"
                              % (self.address_string(), fmt % args))
 
-    def _send(self, code, body, ctype="text/plain; charset=utf-8"):
+    def _send(self, code, body, ctype="text/plain; charset=utf-8",
+              headers=()):
         data = body.encode("utf-8")
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
+        for name, value in headers:
+            self.send_header(name, value)
         self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
         self.close_connection = True
+
+    def _redirect(self, location):
+        return self._send(302, "redirecting to %s\n" % location,
+                          headers=[("Location", location)])
 
     def do_HEAD(self):
         self.do_GET()
@@ -532,6 +1153,14 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path == "/idp/metadata":
             return self._send(200, srv.idp.metadata,
                               "application/samlmetadata+xml")
+        if url.path == "/idp/slo":
+            return self._slo(url.query, one)
+        if url.path == "/idp/logout":
+            return self._logout(q, one)
+        if url.path == "/idp/slo-log":
+            entries = srv.slo_log_entries(clear=one.get("clear") == "1")
+            return self._send(200, json.dumps({"entries": entries}, indent=1) + "\n",
+                              "application/json")
         if url.path not in ("/idp/sso", "/idp/mint"):
             return self._send(404, "not found\n")
 
@@ -547,6 +1176,16 @@ class _Handler(BaseHTTPRequestHandler):
                 irt, _acs = parse_redirect_authn_request(one["SAMLRequest"])
             except ValueError as exc:
                 return self._send(400, "%s\n" % exc)
+            if srv.idp.want_authn_requests_signed:
+                try:
+                    md = srv.sp_metadata_xml()
+                except LookupError as exc:
+                    return self._send(503, "cannot check the AuthnRequest "
+                                      "signature: %s\n" % exc)
+                try:
+                    srv.idp.verify_authn_request(md, url.query)
+                except (ValueError, lasso.Error) as exc:
+                    return self._send(400, "AuthnRequest refused: %s\n" % exc)
             # The response always goes to the configured ACS URL, whatever
             # the request asks: no open redirector, even in a test.
         irt = one.get("in_response_to", irt)
@@ -564,25 +1203,175 @@ class _Handler(BaseHTTPRequestHandler):
                                              one.get("RelayState")),
                           "text/html; charset=utf-8")
 
+    def _slo(self, raw_query, one):
+        """/idp/slo: the IdP's SingleLogoutService (HTTP-Redirect)."""
+        srv = self.server
+        if "SAMLRequest" in one:
+            kind = "LogoutRequest"
+        elif "SAMLResponse" in one:
+            kind = "LogoutResponse"
+        else:
+            return self._send(400, "no SAMLRequest or SAMLResponse\n")
+        try:
+            md = srv.sp_metadata_xml()
+        except LookupError as exc:
+            srv.slo_log_add(direction="received", type=kind, ok=False,
+                            error="no SP metadata: %s" % exc)
+            return self._send(503, "no SP metadata: %s\n" % exc)
+        try:
+            if kind == "LogoutRequest":
+                location, info = srv.idp.answer_logout_request(md, raw_query)
+            else:
+                info = srv.idp.process_logout_response(md, raw_query)
+        except Exception as exc:    # report, log, keep serving
+            refused = isinstance(exc, (ValueError, lasso.Error))
+            srv.slo_log_add(direction="received", type=kind, ok=False,
+                            error=str(exc),
+                            signature_error=isinstance(exc, SignatureError))
+            return self._send(400 if refused else 500, "%s %s: %s\n" % (
+                kind, "refused" if refused else "failed", exc))
+        if kind == "LogoutRequest":
+            srv.slo_log_add(direction="received", type=kind, ok=True, **info)
+            return self._redirect(location)
+        known = srv.sent_request_known(info["in_response_to"])
+        srv.slo_log_add(direction="received", type=kind, ok=True,
+                        known_request=known, **info)
+        return self._send(200, "LogoutResponse received: %s\n" % info["status"])
+
+    def _logout(self, q, one):
+        """/idp/logout?user=..&session_index=..&relay=..: IdP-initiated
+        logout, a 302 to the SP's SingleLogoutService."""
+        srv = self.server
+        user = one.get("user", "alice")
+        if not _USER_RE.match(user):
+            return self._send(400, "bad user\n")
+        indexes = q.get("session_index", [])
+        if any(not _USER_RE.match(i) for i in indexes):
+            return self._send(400, "bad session_index\n")
+        relay = one.get("relay") or None
+        if relay is not None and not _USER_RE.match(relay):
+            return self._send(400, "bad relay\n")
+        fmt = one.get("name_id_format")
+        if fmt is not None and (len(fmt) > 256 or (fmt and not _USER_RE.match(fmt))):
+            return self._send(400, "bad name_id_format\n")
+        try:
+            md = srv.sp_metadata_xml()
+        except LookupError as exc:
+            return self._send(503, "no SP metadata: %s\n" % exc)
+        try:
+            location, rid = srv.idp.logout_request_url(
+                md, user, session_index=indexes or None, relay_state=relay,
+                name_id_format=fmt)
+        except Exception as exc:    # report, keep serving
+            return self._send(500, "cannot build the LogoutRequest: %s\n" % exc)
+        srv.sent_request_add(rid)
+        srv.slo_log_add(direction="sent", type="LogoutRequest", ok=True, id=rid,
+                        name_id=user, session_indexes=indexes,
+                        relay_state=relay, destination=location.split("?", 1)[0])
+        return self._redirect(location)
+
+
+def _bounded(value):
+    """A JSON-able copy of a log value with every string cut to
+    SLO_LOG_FIELD_MAX characters."""
+    if isinstance(value, str):
+        return value[:SLO_LOG_FIELD_MAX]
+    if isinstance(value, (list, tuple)):
+        return [_bounded(v) for v in value[:32]]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return str(value)[:SLO_LOG_FIELD_MAX]
+
 
 class IdPHTTPServer(ThreadingHTTPServer):
     """ThreadingHTTPServer with bounded concurrency (excess connections are
     closed at once) and daemon handler threads (shutdown never waits on a
-    stuck client)."""
+    stuck client).
+
+    Single Logout needs the SP's metadata: ``sp_metadata_path`` (read on
+    every use) or ``sp_metadata_url`` (fetched on every use, timeout
+    SP_METADATA_TIMEOUT, at most MAX_METADATA bytes, http/https only), so
+    that an SP restarted with another key is followed at once."""
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
     max_threads = 32
 
     def __init__(self, addr, idp=None, sp_entity_id=None, acs_url=None,
-                 attributes=None, quiet=False):
+                 attributes=None, quiet=False, sp_metadata_url=None,
+                 sp_metadata_path=None):
         super().__init__(addr, _Handler)
         self.idp = idp
         self.sp_entity_id = sp_entity_id
         self.acs_url = acs_url
         self.attributes = attributes
         self.quiet = quiet
+        self.sp_metadata_url = sp_metadata_url
+        self.sp_metadata_path = sp_metadata_path
         self._slots = threading.BoundedSemaphore(self.max_threads)
+        self._log_lock = threading.Lock()
+        self._slo_log = collections.deque(maxlen=SLO_LOG_MAX)
+        self._slo_seq = 0
+        self._sent = collections.OrderedDict()
+
+    # -- SP metadata -------------------------------------------------------
+
+    def sp_metadata_xml(self):
+        """The SP metadata text; LookupError if none is configured or it
+        cannot be read/fetched."""
+        if self.sp_metadata_path:
+            try:
+                with open(self.sp_metadata_path, "r", encoding="utf-8") as f:
+                    text = f.read(MAX_METADATA + 1)
+            except OSError as exc:
+                raise LookupError("cannot read %s: %s"
+                                  % (self.sp_metadata_path, exc)) from exc
+        elif self.sp_metadata_url:
+            scheme = urllib.parse.urlsplit(self.sp_metadata_url).scheme.lower()
+            if scheme not in ("http", "https"):
+                raise LookupError("sp_metadata_url must be http(s)")
+            try:
+                with urllib.request.urlopen(self.sp_metadata_url,
+                                            timeout=SP_METADATA_TIMEOUT) as r:
+                    data = r.read(MAX_METADATA + 1)
+                text = data.decode("utf-8")
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                raise LookupError("cannot fetch %s: %s"
+                                  % (self.sp_metadata_url, exc)) from exc
+        else:
+            raise LookupError("no SP metadata configured (sp_metadata_url / "
+                              "sp_metadata_path)")
+        if len(text) > MAX_METADATA:
+            raise LookupError("SP metadata larger than %d bytes" % MAX_METADATA)
+        return text
+
+    # -- logout bookkeeping ------------------------------------------------
+
+    def slo_log_add(self, **entry):
+        with self._log_lock:
+            self._slo_seq += 1
+            e = {"seq": self._slo_seq, "time": round(time.time(), 3)}
+            e.update({k: _bounded(v) for k, v in entry.items()})
+            self._slo_log.append(e)
+
+    def slo_log_entries(self, clear=False):
+        with self._log_lock:
+            out = list(self._slo_log)
+            if clear:
+                self._slo_log.clear()
+        return out
+
+    def sent_request_add(self, request_id):
+        with self._log_lock:
+            self._sent[request_id] = True
+            while len(self._sent) > SENT_REQUESTS_MAX:
+                self._sent.popitem(last=False)
+
+    def sent_request_known(self, request_id):
+        with self._log_lock:
+            return request_id is not None and request_id in self._sent
+
+    # -- bounded concurrency -----------------------------------------------
 
     def process_request(self, request, client_address):
         if not self._slots.acquire(blocking=False):
@@ -602,16 +1391,26 @@ class IdPHTTPServer(ThreadingHTTPServer):
 
 
 def serve(workdir, sp_entity_id, acs_url, port=0, entity_id=None,
-          sso_url=None, attributes=None, quiet=False, ready=None):
+          sso_url=None, attributes=None, quiet=False, ready=None,
+          slo_url=None, want_authn_requests_signed=False,
+          sp_metadata_url=None, sp_metadata_path=None):
     """Run the HTTP IdP on 127.0.0.1:port until SIGTERM/SIGINT (main thread)
-    or until ``ready(httpd)``'s caller calls httpd.shutdown()."""
-    httpd = IdPHTTPServer(("127.0.0.1", port), quiet=quiet)
+    or until ``ready(httpd)``'s caller calls httpd.shutdown().
+
+    slo_url: the metadata's SingleLogoutService (default: next to the SSO
+    URL, http://127.0.0.1:<port>/idp/slo).  sp_metadata_url/_path: where
+    Single Logout and signed-AuthnRequest checks get the SP's metadata."""
+    httpd = IdPHTTPServer(("127.0.0.1", port), quiet=quiet,
+                          sp_metadata_url=sp_metadata_url,
+                          sp_metadata_path=sp_metadata_path)
     try:
         real_port = httpd.server_address[1]
         kw = {}
         if entity_id:
             kw["entity_id"] = entity_id
         kw["sso_url"] = sso_url or "http://127.0.0.1:%d/idp/sso" % real_port
+        kw["slo_url"] = slo_url
+        kw["want_authn_requests_signed"] = want_authn_requests_signed
         httpd.idp = TestIdP(workdir, **kw)
         httpd.sp_entity_id = sp_entity_id
         httpd.acs_url = acs_url
@@ -633,32 +1432,52 @@ def serve(workdir, sp_entity_id, acs_url, port=0, entity_id=None,
     return 0
 
 
-# --------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------
 
 def _existing_metadata(workdir):
-    """(entityID, SSO Location) of workdir/idp-metadata.xml, or (None, None)."""
+    """What workdir/idp-metadata.xml says: {"entity_id", "sso_url",
+    "slo_url", "want_authn_requests_signed"} (None for what is absent or
+    when there is no readable file)."""
+    out = dict.fromkeys(("entity_id", "sso_url", "slo_url",
+                         "want_authn_requests_signed"))
     path = os.path.join(workdir, "idp-metadata.xml")
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError):
-        return None, None
+        return out
+    out["entity_id"] = root.get("entityID")
     sso = root.find(".//{%s}SingleSignOnService" % MD_NS)
-    return root.get("entityID"), (sso.get("Location") if sso is not None else None)
+    slo = root.find(".//{%s}SingleLogoutService" % MD_NS)
+    desc = root.find("{%s}IDPSSODescriptor" % MD_NS)
+    out["sso_url"] = sso.get("Location") if sso is not None else None
+    out["slo_url"] = slo.get("Location") if slo is not None else None
+    if desc is not None and desc.get("WantAuthnRequestsSigned") is not None:
+        out["want_authn_requests_signed"] = \
+            desc.get("WantAuthnRequestsSigned") in ("true", "1")
+    return out
 
 
 def _idp_from_args(args):
-    """TestIdP for the CLI: without --entity-id/--sso-url, keep what the
-    workdir's metadata already says (a running `serve` may have written it)."""
-    old_eid, old_sso = _existing_metadata(args.workdir)
+    """TestIdP for the CLI: without --entity-id/--sso-url/--slo-url/
+    --[no-]want-authn-requests-signed, keep what the workdir's metadata
+    already says (a running `serve` may have written it).  A new --sso-url
+    without --slo-url moves the SLO URL next to it."""
+    old = _existing_metadata(args.workdir)
     kw = {}
-    eid = args.entity_id or old_eid
-    sso = args.sso_url or old_sso
+    eid = args.entity_id or old["entity_id"]
+    sso = args.sso_url or old["sso_url"]
+    slo = args.slo_url or (None if args.sso_url else old["slo_url"])
+    want = args.want_authn_requests_signed
+    if want is None:
+        want = bool(old["want_authn_requests_signed"])
     if eid:
         kw["entity_id"] = eid
     if sso:
         kw["sso_url"] = sso
+    if slo:
+        kw["slo_url"] = slo
+    kw["want_authn_requests_signed"] = want
     return TestIdP(args.workdir, **kw)
 
 
@@ -693,6 +1512,13 @@ def _parser():
         p.add_argument("--entity-id", help="IdP entityID (default: the workdir's "
                        "metadata, else https://idp.test.example/idp)")
         p.add_argument("--sso-url", help="SingleSignOnService Location in the metadata")
+        p.add_argument("--slo-url", help="SingleLogoutService (HTTP-Redirect) Location "
+                       "in the metadata (default: next to the SSO URL, .../slo)")
+        p.add_argument("--want-authn-requests-signed",
+                       action=argparse.BooleanOptionalAction, default=None,
+                       help="WantAuthnRequestsSigned in the metadata; with serve, "
+                       "/idp/sso refuses unsigned or badly signed AuthnRequests "
+                       "(default: serve off; others keep the workdir's metadata)")
         if sp:
             p.add_argument("--sp-entity-id", required=True)
             p.add_argument("--acs-url", required=True)
@@ -732,6 +1558,11 @@ def _parser():
     common(s)
     s.add_argument("--port", type=int, default=0, help="0 = choose (printed as PORT <n>)")
     s.add_argument("--quiet", action="store_true", help="no access log on stderr")
+    spmd = s.add_mutually_exclusive_group()
+    spmd.add_argument("--sp-metadata-url",
+                      help="SP metadata URL (e.g. http://127.0.0.1:8080/saml/metadata), "
+                      "fetched when Single Logout or a signed AuthnRequest needs it")
+    spmd.add_argument("--sp-metadata-path", help="SP metadata file (read when needed)")
 
     md = sub.add_parser("metadata", help="write the IdP metadata, print its path")
     common(md, sp=False)
@@ -740,6 +1571,7 @@ def _parser():
     spm.add_argument("--sp-entity-id", required=True)
     spm.add_argument("--acs-url", required=True)
     spm.add_argument("--cert", help="SP signing certificate (PEM)")
+    spm.add_argument("--slo-url", help="HTTP-Redirect SingleLogoutService Location")
 
     kp = sub.add_parser("keypair", help="make <dir>/<name>.key and .crt")
     kp.add_argument("--dir", required=True)
@@ -751,7 +1583,8 @@ def _parser():
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.cmd == "sp-metadata":
-        sys.stdout.write(sp_metadata(args.sp_entity_id, args.acs_url, args.cert))
+        sys.stdout.write(sp_metadata(args.sp_entity_id, args.acs_url, args.cert,
+                                     slo_url=args.slo_url))
         return 0
     if args.cmd == "keypair":
         print("%s\n%s" % make_keypair(args.dir, args.name, args.cn))
@@ -789,7 +1622,7 @@ def main(argv=None):
         return 0
     if args.cmd == "serve":
         if args.entity_id is None:
-            args.entity_id = _existing_metadata(args.workdir)[0]
+            args.entity_id = _existing_metadata(args.workdir)["entity_id"]
 
         def ready(httpd):
             print("PORT %d" % httpd.server_address[1], flush=True)
@@ -797,7 +1630,10 @@ def main(argv=None):
         return serve(args.workdir, args.sp_entity_id, args.acs_url,
                      port=args.port, entity_id=args.entity_id,
                      sso_url=args.sso_url, attributes=attrs,
-                     quiet=args.quiet, ready=ready)
+                     quiet=args.quiet, ready=ready, slo_url=args.slo_url,
+                     want_authn_requests_signed=bool(args.want_authn_requests_signed),
+                     sp_metadata_url=args.sp_metadata_url,
+                     sp_metadata_path=args.sp_metadata_path)
     return 2
 
 

@@ -10,7 +10,9 @@ with the IdP certificate as the only trusted key.  Every wait is bounded.
 
 import base64
 import html as html_mod
+import http.client
 import concurrent.futures
+import json
 import os
 import re
 import select
@@ -19,7 +21,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import types
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -575,3 +579,919 @@ def test_cli_mint_keeps_served_metadata(served):
 
 def test_tools_present():
     assert shutil.which("xmlsec1") and shutil.which("openssl")
+
+
+# --------------------------------------------------------------------------
+# Single Logout (HTTP-Redirect binding) and signed AuthnRequests
+#
+# python3-lasso plays the SP: a lasso.Server for the SP (its own key pair,
+# metadata with an HTTP-Redirect SingleLogoutService) that knows the IdP's
+# metadata; lasso.Login / lasso.Logout on its side.  Query signatures are
+# also checked by an independent verifier: openssl dgst over the signed
+# string (SAMLRequest|SAMLResponse, RelayState, SigAlg as sent).
+# --------------------------------------------------------------------------
+
+SLO = "https://sp.test.example/saml/slo"
+SHA256 = tidp.SIG_ALG_RSA_SHA256
+SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+OPENSSL_TIMEOUT = 30
+
+
+@pytest.fixture(scope="module")
+def slo_sp(tmp_path_factory):
+    """(SP metadata with SLO, key, cert) for the SLO tests."""
+    d = str(tmp_path_factory.mktemp("slo-sp"))
+    key, crt = make_keypair(d, "sp", "rsp test sp slo")
+    return sp_metadata(SP, ACS, crt, slo_url=SLO), key, crt
+
+
+@pytest.fixture(scope="module")
+def other_key(tmp_path_factory):
+    """A key pair the SP metadata does not name (a forger's)."""
+    return make_keypair(str(tmp_path_factory.mktemp("forger")), "forger", "forger")
+
+
+def lasso_sp_server(slo_sp, idp_md, key=None, crt=None, sig=lasso.SIGNATURE_METHOD_RSA_SHA256):
+    """The SP as a lasso.Server; key/crt override the metadata's key pair
+    (to sign with a key the IdP does not know)."""
+    md, k, c = slo_sp
+    with open(key or k) as f:
+        key_pem = f.read()
+    with open(crt or c) as f:
+        crt_pem = f.read()
+    server = lasso.Server.newFromBuffers(md, key_pem, None, crt_pem)
+    server.signatureMethod = sig
+    server.addProviderFromBuffer(lasso.PROVIDER_ROLE_IDP, idp_md)
+    return server
+
+
+def sp_session(server, idp, session_index="_sess1", name_id="alice"):
+    """A Lasso SP session dump after a real sign-in with a minted response."""
+    login = lasso.Login(server)
+    login.processAuthnResponseMsg(idp.mint(SP, ACS, name_id=name_id,
+                                           session_index=session_index))
+    login.acceptSso()
+    return login.session.dump()
+
+
+def sp_logout_request(server, idp, session_dump, relay=None, hint=None):
+    """SP-initiated LogoutRequest URL the way the module builds it
+    (Logout.initRequest on a session, HTTP-Redirect)."""
+    logout = lasso.Logout(server)
+    if hint is not None:
+        logout.setSignatureHint(hint)
+    logout.setSessionFromDump(session_dump)
+    logout.initRequest(idp.entity_id, lasso.HTTP_METHOD_REDIRECT)
+    if relay is not None:
+        logout.msgRelayState = relay
+    logout.buildRequestMsg()
+    return logout, logout.msgUrl
+
+
+def query_of(url):
+    return urllib.parse.urlsplit(url).query
+
+
+def params_of(url):
+    return dict(urllib.parse.parse_qsl(query_of(url), keep_blank_values=True))
+
+
+def message_root(url):
+    return parse(tidp.redirect_message_xml(url)[1])
+
+
+def openssl_verify_query(tmp_path, url, cert):
+    """Independent check of an HTTP-Redirect signature (RSA-SHA256 only):
+    openssl dgst -sha256 -verify over 'FIELD=..&RelayState=..&SigAlg=..'
+    taken raw from the query, with the public key of cert."""
+    raw = {}
+    for part in query_of(url).split("&"):
+        name, _, value = part.partition("=")
+        raw.setdefault(name, value)
+    field = "SAMLRequest" if "SAMLRequest" in raw else "SAMLResponse"
+    if urllib.parse.unquote_plus(raw.get("SigAlg", "")) != SHA256:
+        return False
+    signed = "&".join("%s=%s" % (n, raw[n]) for n in (field, "RelayState", "SigAlg")
+                      if n in raw)
+    stamp = time.monotonic_ns()
+    data = tmp_path / ("signed-%d" % stamp)
+    sig = tmp_path / ("sig-%d" % stamp)
+    pub = tmp_path / ("pub-%d.pem" % stamp)
+    data.write_bytes(signed.encode("ascii"))
+    sig.write_bytes(base64.b64decode(urllib.parse.unquote_plus(raw["Signature"])))
+    pub.write_text(subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"],
+                                  capture_output=True, text=True, check=True,
+                                  timeout=OPENSSL_TIMEOUT).stdout)
+    res = subprocess.run(["openssl", "dgst", "-sha256", "-verify", str(pub),
+                          "-signature", str(sig), str(data)],
+                         stdin=subprocess.DEVNULL, capture_output=True,
+                         timeout=OPENSSL_TIMEOUT)
+    return res.returncode == 0
+
+
+# -- metadata ---------------------------------------------------------------
+
+def test_default_slo_url():
+    assert tidp.default_slo_url("http://127.0.0.1:1234/idp/sso") == \
+        "http://127.0.0.1:1234/idp/slo"
+    assert tidp.default_slo_url("https://idp.example/a/b/sso?x=1") == \
+        "https://idp.example/a/b/slo"
+    assert tidp.default_slo_url("http://h") == "http://h/slo"
+
+
+def test_idp_metadata_slo_and_want_signed(tmp_path):
+    wd = str(tmp_path / "idp")
+    a = TestIdP(wd, sso_url="http://127.0.0.1:1234/idp/sso")
+    desc = parse(a.metadata).find("md:IDPSSODescriptor", NS)
+    assert desc.get("WantAuthnRequestsSigned") == "false"
+    slo = desc.findall("md:SingleLogoutService", NS)
+    assert [(s.get("Binding"), s.get("Location")) for s in slo] == \
+        [(tidp.BINDING_REDIRECT, "http://127.0.0.1:1234/idp/slo")]
+    assert a.slo_url == "http://127.0.0.1:1234/idp/slo"
+    # Schema order: SingleLogoutService before NameIDFormat and SSO.
+    names = [c.tag.split("}")[1] for c in desc]
+    assert names.index("SingleLogoutService") < names.index("NameIDFormat") \
+        < names.index("SingleSignOnService")
+
+    b = TestIdP(wd, slo_url="https://idp.example/logout?x=<1>",
+                want_authn_requests_signed=True)
+    assert open(b.metadata_path).read() == b.metadata
+    desc = parse(b.metadata).find("md:IDPSSODescriptor", NS)
+    assert desc.get("WantAuthnRequestsSigned") == "true"
+    assert desc.find("md:SingleLogoutService", NS).get("Location") == \
+        "https://idp.example/logout?x=<1>"
+    # Lasso (SP side) sees the SLO endpoint.
+    s = lasso.Server()
+    s.addProviderFromBuffer(lasso.PROVIDER_ROLE_IDP, b.metadata)
+    prov = s.providers[b.entity_id]
+    assert prov.getMetadataOne("SingleLogoutService HTTP-Redirect") == \
+        "https://idp.example/logout?x=<1>"
+
+
+def test_sp_metadata_slo_and_parse(slo_sp):
+    md = slo_sp[0]
+    desc = parse(md).find("md:SPSSODescriptor", NS)
+    names = [c.tag.split("}")[1] for c in desc]
+    assert names == ["KeyDescriptor", "SingleLogoutService", "AssertionConsumerService"]
+    slo = desc.find("md:SingleLogoutService", NS)
+    assert (slo.get("Binding"), slo.get("Location")) == (tidp.BINDING_REDIRECT, SLO)
+    assert tidp.parse_sp_metadata(md) == {
+        "entity_id": SP, "slo_url": SLO, "slo_response_url": SLO,
+        "acs_urls": [(tidp.BINDING_POST, ACS)], "signing_certificates": 1}
+    assert tidp.parse_sp_metadata(md.encode())["entity_id"] == SP
+    plain = tidp.parse_sp_metadata(sp_metadata(SP, ACS))
+    assert plain["slo_url"] is None and plain["signing_certificates"] == 0
+    with_resp = md.replace('Location="%s"/>' % SLO,
+                           'Location="%s" ResponseLocation="%s/r"/>' % (SLO, SLO))
+    assert tidp.parse_sp_metadata(with_resp)["slo_response_url"] == SLO + "/r"
+    for bad in ("", "<x/>", "not xml", '<!DOCTYPE x []><x/>',
+                '<md:EntityDescriptor xmlns:md="%s" entityID="e"/>' % tidp.MD_NS):
+        with pytest.raises(tidp.SAMLMessageError):
+            tidp.parse_sp_metadata(bad)
+    # Lasso takes it as an SP with a SingleLogoutService.
+    s = lasso.Server()
+    s.addProviderFromBuffer(lasso.PROVIDER_ROLE_SP, md)
+    assert s.providers[SP].getMetadataOne("SingleLogoutService HTTP-Redirect") == SLO
+
+
+def _saml_schema():
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+    try:
+        import saml_schema
+    except ImportError as exc:    # pragma: no cover - tree layout
+        pytest.skip("tests/integration/saml_schema.py not importable: %s" % exc)
+    finally:
+        sys.path.pop(0)
+    return saml_schema
+
+
+@pytest.mark.parametrize("engine", ["xmlschema", "xmllint"])
+def test_metadata_schema_valid(tmp_path, slo_sp, engine):
+    schema = _saml_schema()
+    idp = TestIdP(str(tmp_path / "idp"), want_authn_requests_signed=True)
+    try:
+        for doc in (idp.metadata, slo_sp[0], sp_metadata(SP, ACS)):
+            assert schema.validate_metadata(doc, engine=engine) == [], doc
+        # Negative control: SLO after the ACS is out of schema order.
+        md = slo_sp[0]
+        slo_line = re.search(r"    <md:SingleLogoutService[^\n]*\n", md).group(0)
+        bad = md.replace(slo_line, "").replace("  </md:SPSSODescriptor>",
+                                               slo_line + "  </md:SPSSODescriptor>")
+        assert bad != md
+        assert schema.validate_metadata(bad, engine=engine) != []
+    except schema.SchemaSetupError as exc:
+        pytest.skip("schema validator unavailable: %s" % exc)
+
+
+# -- IdP-initiated logout ---------------------------------------------------
+
+def test_idp_initiated_logout_round_trip(idp, slo_sp, tmp_path):
+    md, key, crt = slo_sp
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    session = sp_session(sps, idp, session_index="_sess1")
+
+    url, rid = idp.logout_request_url(md, "alice", "_sess1", relay_state="/after?x=1&y")
+    assert url.startswith(SLO + "?")
+    p = params_of(url)
+    assert set(p) == {"SAMLRequest", "RelayState", "SigAlg", "Signature"}
+    assert p["SigAlg"] == SHA256 and p["RelayState"] == "/after?x=1&y"
+    assert openssl_verify_query(tmp_path, url, idp.cert_path)
+    assert not openssl_verify_query(tmp_path, url, crt)       # not the SP's key
+    r = message_root(url)
+    assert r.tag == "{%s}LogoutRequest" % tidp.SAMLP_NS
+    assert r.get("ID") == rid and re.fullmatch(r"_[0-9A-Fa-f]{32}", rid)
+    assert r.get("Destination") == SLO and r.get("Version") == "2.0"
+    assert r.find("saml:Issuer", NS).text == idp.entity_id
+    nid = r.find("saml:NameID", NS)
+    assert (nid.text, nid.get("Format")) == ("alice", tidp.NAMEID_UNSPECIFIED)
+    assert [e.text for e in r.findall("samlp:SessionIndex", NS)] == ["_sess1"]
+    assert r.find("ds:Signature", NS) is None      # query-signed, not XML-signed
+
+    # The SP (Lasso) verifies it, finds the session, answers.
+    logout = lasso.Logout(sps)
+    logout.setSessionFromDump(session)
+    logout.processRequestMsg(query_of(url))
+    assert logout.request.id == rid
+    assert logout.msgRelayState == "/after?x=1&y"
+    logout.validateRequest()
+    logout.buildResponseMsg()
+    back = logout.msgUrl
+    assert back.startswith(idp.slo_url + "?")
+    assert params_of(back)["RelayState"] == "/after?x=1&y"
+    assert openssl_verify_query(tmp_path, back, crt)
+
+    info = idp.process_logout_response(md, back)
+    assert info["in_response_to"] == rid
+    assert info["status"] == tidp.STATUS_SUCCESS and info["sub_status"] is None
+    assert info["relay_state"] == "/after?x=1&y"
+    assert info["issuer"] == SP
+    assert info["destination"] == idp.slo_url
+    assert info["sig_alg"] == SHA256
+    # A bare query (no URL) is accepted too.
+    assert idp.process_logout_response(md, query_of(back)) == info
+    assert idp.process_logout_response(md, "?" + query_of(back)) == info
+
+
+def test_idp_initiated_logout_options(idp, slo_sp):
+    md = slo_sp[0]
+    url, rid = idp.logout_request_url(md, "bob", ["_a", "_b"],
+                                      name_id_format=tidp.NAMEID_PERSISTENT)
+    r = message_root(url)
+    assert [e.text for e in r.findall("samlp:SessionIndex", NS)] == ["_a", "_b"]
+    assert r.find("saml:NameID", NS).get("Format") == tidp.NAMEID_PERSISTENT
+    assert "RelayState" not in params_of(url)
+    url, rid2 = idp.logout_request_url(md, "bob", name_id_format="")
+    r = message_root(url)
+    assert rid2 != rid
+    assert r.findall("samlp:SessionIndex", NS) == []
+    assert "Format" not in r.find("saml:NameID", NS).attrib
+    url, _ = idp.logout_request_url(md, "bob", sign=False)
+    assert set(params_of(url)) == {"SAMLRequest"}
+    with pytest.raises(tidp.SAMLMessageError):     # the SP has no SLO endpoint
+        idp.logout_request_url(sp_metadata(SP, ACS, slo_sp[2]), "bob")
+    with pytest.raises(ValueError):
+        idp.logout_request_url(md, "")
+
+
+def test_idp_initiated_logout_no_session_index(idp, slo_sp):
+    """Without SessionIndex the SP (Lasso) logs out every session of the
+    NameID; its validateRequest accepts that from an IdP."""
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    session = sp_session(sps, idp, session_index="_whatever")
+    url, rid = idp.logout_request_url(md, "alice")
+    logout = lasso.Logout(sps)
+    logout.setSessionFromDump(session)
+    logout.processRequestMsg(query_of(url))
+    logout.validateRequest()
+    logout.buildResponseMsg()
+    info = idp.process_logout_response(md, logout.msgUrl)
+    assert (info["status"], info["in_response_to"], info["relay_state"]) == \
+        (tidp.STATUS_SUCCESS, rid, None)
+
+
+def test_sp_without_lasso_session_denies(idp, slo_sp):
+    """Lasso quirk the module must handle: Logout.validateRequest needs a
+    session holding the IdP's assertion (NameID + SessionIndex), else the SP
+    answers Responder/RequestDenied.  A session rebuilt from the stored
+    NameID/SessionIndex (Session.addAssertion) is enough."""
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    url, rid = idp.logout_request_url(md, "alice", "_s9")
+
+    logout = lasso.Logout(sps)
+    logout.processRequestMsg(query_of(url))
+    with pytest.raises(lasso.Error):
+        logout.validateRequest()
+    logout.buildResponseMsg()
+    info = idp.process_logout_response(md, logout.msgUrl)
+    assert (info["status"], info["sub_status"], info["in_response_to"]) == \
+        (tidp.STATUS_RESPONDER, tidp.STATUS_REQUEST_DENIED, rid)
+
+    a = lasso.Saml2Assertion()
+    subject = lasso.Saml2Subject()
+    nid = lasso.Saml2NameID()
+    nid.content = "alice"
+    nid.format = tidp.NAMEID_UNSPECIFIED
+    subject.nameId = nid
+    a.subject = subject
+    st = lasso.Saml2AuthnStatement()
+    st.sessionIndex = "_s9"
+    a.authnStatement = (st,)
+    rebuilt = lasso.Session()
+    rebuilt.addAssertion(idp.entity_id, a)
+    logout = lasso.Logout(sps)
+    logout.setSessionFromDump(rebuilt.dump())
+    logout.processRequestMsg(query_of(url))
+    logout.validateRequest()
+    logout.buildResponseMsg()
+    assert idp.process_logout_response(md, logout.msgUrl)["status"] == tidp.STATUS_SUCCESS
+
+    # A different SessionIndex is refused by Lasso (UnknownPrincipal path).
+    url2, _ = idp.logout_request_url(md, "alice", "_other")
+    logout = lasso.Logout(sps)
+    logout.setSessionFromDump(rebuilt.dump())
+    logout.processRequestMsg(query_of(url2))
+    with pytest.raises(lasso.Error):
+        logout.validateRequest()
+
+
+def test_sp_refuses_tampered_or_foreign_logout_request(idp, slo_sp, tmp_path):
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    url, _ = idp.logout_request_url(md, "alice", "_s1", relay_state="r")
+    lasso.Logout(sps).processRequestMsg(query_of(url))      # sane before
+    bad = TestIdP.tamper_redirect(url)
+    assert bad != url
+    assert params_of(bad)["Signature"] == params_of(url)["Signature"]
+    assert message_root(bad).get("ID") != message_root(url).get("ID")
+    assert not openssl_verify_query(tmp_path, bad, idp.cert_path)
+    with pytest.raises(lasso.Error):
+        lasso.Logout(sps).processRequestMsg(query_of(bad))
+    # Same entityID, another key.
+    rogue = TestIdP(str(tmp_path / "rogue"), entity_id=idp.entity_id)
+    rurl, _ = rogue.logout_request_url(md, "alice", "_s1")
+    assert openssl_verify_query(tmp_path, rurl, rogue.cert_path)
+    assert not openssl_verify_query(tmp_path, rurl, idp.cert_path)
+    with pytest.raises(lasso.Error):
+        lasso.Logout(sps).processRequestMsg(query_of(rurl))
+    # Unsigned.
+    uurl, _ = idp.logout_request_url(md, "alice", "_s1", sign=False)
+    with pytest.raises(lasso.Error):
+        lasso.Logout(sps).processRequestMsg(query_of(uurl))
+
+
+def _sp_response(server, url, session=None, hint=None):
+    """The SP's (Lasso's) LogoutResponse URL to an IdP LogoutRequest; hint
+    must be set before validateRequest, which sets up the signature."""
+    logout = lasso.Logout(server)
+    if hint is not None:
+        logout.setSignatureHint(hint)
+    if session:
+        logout.setSessionFromDump(session)
+    logout.processRequestMsg(query_of(url))
+    try:
+        logout.validateRequest()
+    except lasso.Error:
+        pass
+    logout.buildResponseMsg()
+    return logout.msgUrl
+
+
+def test_process_logout_response_refusals(idp, slo_sp, other_key):
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    session = sp_session(sps, idp)
+    url, rid = idp.logout_request_url(md, "alice", "_sess1")
+    good = _sp_response(sps, url, session)
+    assert idp.process_logout_response(md, good)["in_response_to"] == rid
+
+    with pytest.raises(tidp.SignatureError):
+        idp.process_logout_response(md, TestIdP.tamper_redirect(good))
+    # A denied (non-Success) response is checked just the same.
+    denied = _sp_response(sps, url)
+    assert idp.process_logout_response(md, denied)["status"] == tidp.STATUS_RESPONDER
+    with pytest.raises(tidp.SignatureError):
+        idp.process_logout_response(md, TestIdP.tamper_redirect(denied))
+    # Unsigned.
+    unsigned = _sp_response(sps, url, session, hint=lasso.PROFILE_SIGNATURE_HINT_FORBID)
+    assert "Signature" not in params_of(unsigned)
+    with pytest.raises(tidp.SignatureError):
+        idp.process_logout_response(md, unsigned)
+    # Signature stripped off a good message.
+    stripped = good.split("&SigAlg=")[0]
+    with pytest.raises(tidp.SignatureError):
+        idp.process_logout_response(md, stripped)
+    # Signed with a key the SP metadata does not name.
+    forger = lasso_sp_server(slo_sp, idp.metadata, key=other_key[0], crt=other_key[1])
+    with pytest.raises(tidp.SignatureError):
+        idp.process_logout_response(md, _sp_response(forger, url, session))
+    # RSA-SHA1 is refused unless accepted explicitly.
+    sha1_sp = lasso_sp_server(slo_sp, idp.metadata, sig=lasso.SIGNATURE_METHOD_RSA_SHA1)
+    sha1 = _sp_response(sha1_sp, url, session)
+    assert params_of(sha1)["SigAlg"] == SHA1
+    with pytest.raises(tidp.SignatureError):
+        idp.process_logout_response(md, sha1)
+    lenient = TestIdP(idp.workdir, entity_id=idp.entity_id)
+    lenient.accepted_sig_algs = (SHA256, SHA1)
+    assert lenient.process_logout_response(md, sha1)["sig_alg"] == SHA1
+    # Not a LogoutResponse / junk / duplicated parameters.
+    with pytest.raises(tidp.SAMLMessageError):
+        idp.process_logout_response(md, url)
+    for junk in ("", "SAMLResponse=%%%", "SAMLResponse=AAAA", "x=1",
+                 good + "&SAMLResponse=AAAA", good + "&SigAlg=x"):
+        with pytest.raises(tidp.SAMLMessageError):
+            idp.process_logout_response(md, junk)
+    assert issubclass(tidp.SignatureError, tidp.SAMLMessageError)
+    assert issubclass(tidp.SAMLMessageError, ValueError)
+
+
+# -- SP-initiated logout ----------------------------------------------------
+
+def test_sp_initiated_logout_round_trip(idp, slo_sp, tmp_path):
+    md, key, crt = slo_sp
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    session = sp_session(sps, idp, session_index="_sp1", name_id="carol")
+    logout, url = sp_logout_request(sps, idp, session, relay="/bye?a=1&b")
+    assert url.startswith(idp.slo_url + "?")
+    assert params_of(url)["SigAlg"] == SHA256
+    assert openssl_verify_query(tmp_path, url, crt)
+
+    back, info = idp.answer_logout_request(md, url)
+    assert info["id"] == logout.request.id
+    assert info["issuer"] == SP
+    assert info["name_id"] == "carol"
+    assert info["name_id_format"] == tidp.NAMEID_UNSPECIFIED
+    assert info["session_indexes"] == ["_sp1"]
+    assert info["relay_state"] == "/bye?a=1&b"
+    assert info["destination"] == idp.slo_url
+    assert info["sig_alg"] == SHA256
+    assert info["status"] == tidp.STATUS_SUCCESS
+
+    assert back.startswith(SLO + "?")
+    p = params_of(back)
+    assert set(p) == {"SAMLResponse", "RelayState", "SigAlg", "Signature"}
+    assert p["RelayState"] == "/bye?a=1&b" and p["SigAlg"] == SHA256
+    assert openssl_verify_query(tmp_path, back, idp.cert_path)
+    assert not openssl_verify_query(tmp_path, back, crt)
+    r = message_root(back)
+    assert r.tag == "{%s}LogoutResponse" % tidp.SAMLP_NS
+    assert r.get("InResponseTo") == logout.request.id
+    assert r.get("ID") == info["response_id"]
+    assert r.get("Destination") == SLO
+    assert r.find("saml:Issuer", NS).text == idp.entity_id
+    assert r.find("samlp:Status/samlp:StatusCode", NS).get("Value") == tidp.STATUS_SUCCESS
+
+    # The SP (Lasso) accepts it; it does not check InResponseTo itself.
+    logout.processResponseMsg(query_of(back))
+    assert logout.response.inResponseTo == info["id"]
+    assert logout.response.status.statusCode.value == tidp.STATUS_SUCCESS
+    # ... and refuses it tampered.
+    logout2, _ = sp_logout_request(sps, idp, session)
+    with pytest.raises(lasso.Error):
+        logout2.processResponseMsg(query_of(TestIdP.tamper_redirect(back)))
+
+
+def test_sp_initiated_logout_denied_and_unsigned(idp, slo_sp):
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    session = sp_session(sps, idp)
+    logout, url = sp_logout_request(sps, idp, session)
+    back, info = idp.answer_logout_request(md, url, tidp.STATUS_RESPONDER,
+                                           sub_status=tidp.STATUS_REQUEST_DENIED)
+    assert "RelayState" not in params_of(back)
+    code = message_root(back).find("samlp:Status/samlp:StatusCode", NS)
+    assert code.get("Value") == tidp.STATUS_RESPONDER
+    assert code.find("samlp:StatusCode", NS).get("Value") == tidp.STATUS_REQUEST_DENIED
+    with pytest.raises(lasso.Error):        # Lasso reports the denial
+        logout.processResponseMsg(query_of(back))
+    assert logout.response.status.statusCode.value == tidp.STATUS_RESPONDER
+
+    logout, url = sp_logout_request(sps, idp, session)
+    back, _ = idp.answer_logout_request(md, url, sign=False)
+    assert "Signature" not in params_of(back)
+    with pytest.raises(lasso.Error):        # the SP refuses an unsigned answer
+        logout.processResponseMsg(query_of(back))
+
+
+def test_answer_logout_request_refusals(idp, slo_sp, other_key, tmp_path):
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    session = sp_session(sps, idp)
+    _, url = sp_logout_request(sps, idp, session, relay="r")
+    idp.answer_logout_request(md, url)                        # sane before
+    idp.answer_logout_request(md, query_of(url))              # bare query too
+
+    with pytest.raises(tidp.SignatureError):
+        idp.answer_logout_request(md, TestIdP.tamper_redirect(url))
+    # RelayState is covered by the signature.
+    moved = url.replace("RelayState=r", "RelayState=evil")
+    assert moved != url
+    with pytest.raises(tidp.SignatureError):
+        idp.answer_logout_request(md, moved)
+    _, unsigned = sp_logout_request(sps, idp, session,
+                                    hint=lasso.PROFILE_SIGNATURE_HINT_FORBID)
+    assert "Signature" not in params_of(unsigned)
+    with pytest.raises(tidp.SignatureError):
+        idp.answer_logout_request(md, unsigned)
+    forger = lasso_sp_server(slo_sp, idp.metadata, key=other_key[0], crt=other_key[1])
+    _, forged = sp_logout_request(forger, idp, session)
+    with pytest.raises(tidp.SignatureError):
+        idp.answer_logout_request(md, forged)
+    sha1_sp = lasso_sp_server(slo_sp, idp.metadata, sig=lasso.SIGNATURE_METHOD_RSA_SHA1)
+    _, sha1 = sp_logout_request(sha1_sp, idp, session)
+    with pytest.raises(tidp.SignatureError):
+        idp.answer_logout_request(md, sha1)
+    # Another SP's metadata (same entityID, the forger's certificate).
+    md_other = sp_metadata(SP, ACS, other_key[1], slo_url=SLO)
+    with pytest.raises(tidp.SignatureError):
+        idp.answer_logout_request(md_other, url)
+    # Wrong kind of message / no SLO endpoint for the answer.
+    login = lasso.Login(sps)
+    login.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE)
+    login.initAuthnRequest(idp.entity_id, lasso.HTTP_METHOD_REDIRECT)
+    login.buildAuthnRequestMsg()
+    with pytest.raises(tidp.SAMLMessageError):
+        idp.answer_logout_request(md, login.msgUrl)
+    with pytest.raises(tidp.SAMLMessageError):
+        idp.answer_logout_request(sp_metadata(SP, ACS, slo_sp[2]), url)
+    with pytest.raises(ValueError):
+        idp.answer_logout_request(md, url, status="")
+
+
+# -- signed AuthnRequests ---------------------------------------------------
+
+def sp_authn_request_url(server, idp, relay=None, hint=None):
+    login = lasso.Login(server)
+    if hint is not None:
+        login.setSignatureHint(hint)
+    login.initAuthnRequest(idp.entity_id, lasso.HTTP_METHOD_REDIRECT)
+    if relay is not None:
+        login.msgRelayState = relay
+    login.buildAuthnRequestMsg()
+    return login.request.id, login.msgUrl
+
+
+def test_verify_authn_request(tmp_path, slo_sp, other_key):
+    md = slo_sp[0]
+    lax = TestIdP(str(tmp_path / "lax"))
+    # Lasso's SP signs AuthnRequests on its own only when the IdP metadata
+    # says WantAuthnRequestsSigned="true".
+    _, url = sp_authn_request_url(lasso_sp_server(slo_sp, lax.metadata), lax)
+    assert "Signature" not in params_of(url)
+    with pytest.raises(tidp.SignatureError):
+        lax.verify_authn_request(md, url)
+
+    strict = TestIdP(str(tmp_path / "strict"), want_authn_requests_signed=True)
+    sps = lasso_sp_server(slo_sp, strict.metadata)
+    rid, url = sp_authn_request_url(sps, strict, relay="/here")
+    assert params_of(url)["SigAlg"] == SHA256
+    assert openssl_verify_query(tmp_path, url, slo_sp[2])
+    info = strict.verify_authn_request(md, url)
+    assert info["id"] == rid and info["issuer"] == SP
+    assert info["relay_state"] == "/here" and info["sig_alg"] == SHA256
+    assert info["destination"] == strict.sso_url
+    assert strict.verify_authn_request(md, query_of(url)) == info
+
+    with pytest.raises(tidp.SignatureError):
+        strict.verify_authn_request(md, TestIdP.tamper_redirect(url))
+    with pytest.raises(tidp.SignatureError):
+        strict.verify_authn_request(md, url.replace("RelayState=%2Fhere", "RelayState=%2Fx"))
+    forger = lasso_sp_server(slo_sp, strict.metadata, key=other_key[0], crt=other_key[1])
+    with pytest.raises(tidp.SignatureError):
+        strict.verify_authn_request(md, sp_authn_request_url(forger, strict)[1])
+    sha1_sp = lasso_sp_server(slo_sp, strict.metadata, sig=lasso.SIGNATURE_METHOD_RSA_SHA1)
+    with pytest.raises(tidp.SignatureError):
+        strict.verify_authn_request(md, sp_authn_request_url(sha1_sp, strict)[1])
+    # A signed LogoutRequest is not an AuthnRequest.
+    _, lr = sp_logout_request(sps, strict, sp_session(sps, strict))
+    with pytest.raises(tidp.SAMLMessageError):
+        strict.verify_authn_request(md, lr)
+
+
+# -- serve mode: Single Logout endpoints ------------------------------------
+
+def raw_get(base, path):
+    """GET base+path without following redirects: (status, Location, body)."""
+    u = urllib.parse.urlsplit(base)
+    assert u.hostname == "127.0.0.1"
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=HTTP_TIMEOUT)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        return r.status, r.getheader("Location"), r.read().decode()
+    finally:
+        conn.close()
+
+
+def path_of(url):
+    u = urllib.parse.urlsplit(url)
+    return u.path + "?" + u.query
+
+
+def slo_log(base, clear=False):
+    status, _, body = raw_get(base, "/idp/slo-log" + ("?clear=1" if clear else ""))
+    assert status == 200
+    return json.loads(body)["entries"]
+
+
+@pytest.fixture
+def serve_idp(tmp_path):
+    """start(*extra_args) -> (proc, base_url, workdir): a `serve` process on
+    a 127.0.0.1 port chosen by binding 0; all are killed (by PID) after."""
+    procs = []
+
+    def start(*extra):
+        wd = str(tmp_path / ("served-%d" % len(procs)))
+        proc = subprocess.Popen(
+            [PYTHON, SCRIPT, "serve", "--workdir", wd, "--sp-entity-id", SP,
+             "--acs-url", ACS, "--port", "0", "--entity-id", "https://idp.served/",
+             "--quiet"] + list(extra),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        procs.append(proc)
+        m = re.fullmatch(r"PORT (\d+)\n", read_line(proc, SERVE_START_TIMEOUT))
+        assert m
+        return proc, "http://127.0.0.1:%s" % m.group(1), wd
+
+    try:
+        yield start
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=SERVE_STOP_TIMEOUT)
+            proc.stdout.close()
+
+
+class MetadataServer:
+    """The SP's /saml/metadata on 127.0.0.1:<bound 0>, in a thread."""
+
+    def __init__(self, text):
+        import http.server
+        self.text = text
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                data = outer.text.encode()
+                code = 200 if self.path == "/saml/metadata" else 404
+                self.send_response(code)
+                self.send_header("Content-Type", "application/samlmetadata+xml")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.url = "http://127.0.0.1:%d/saml/metadata" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       kwargs={"poll_interval": 0.1}, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        if self.thread.is_alive():
+            self.httpd.shutdown()
+            self.thread.join(timeout=SERVE_STOP_TIMEOUT)
+        self.httpd.server_close()
+
+
+def served_sp(slo_sp, base):
+    """(SP lasso.Server knowing the served IdP, the IdP's entity, a session
+    from a real sign-in with a response from /idp/mint)."""
+    status, _, idp_md = raw_get(base, "/idp/metadata")
+    assert status == 200
+    sps = lasso_sp_server(slo_sp, idp_md)
+    status, _, b64 = raw_get(base, "/idp/mint?user=alice")
+    assert status == 200
+    login = lasso.Login(sps)
+    login.processAuthnResponseMsg(b64.strip())
+    login.acceptSso()
+    sidx = login.response.assertion[0].authnStatement[0].sessionIndex
+    entity = types.SimpleNamespace(entity_id=parse(idp_md).get("entityID"))
+    return sps, entity, login.session.dump(), sidx, idp_md
+
+
+def test_serve_slo_with_metadata_path(serve_idp, slo_sp, tmp_path):
+    md_path = tmp_path / "sp-metadata.xml"
+    md_path.write_text(slo_sp[0])
+    proc, base, wd = serve_idp("--sp-metadata-path", str(md_path),
+                               "--want-authn-requests-signed")
+    sps, entity, session, sidx, idp_md = served_sp(slo_sp, base)
+    desc = parse(idp_md).find("md:IDPSSODescriptor", NS)
+    assert desc.get("WantAuthnRequestsSigned") == "true"
+    assert desc.find("md:SingleLogoutService", NS).get("Location") == base + "/idp/slo"
+    assert slo_log(base) == []
+
+    # SP-initiated: LogoutRequest in, signed LogoutResponse redirect out.
+    logout, url = sp_logout_request(sps, entity, session, relay="/bye?x=1")
+    assert url.startswith(base + "/idp/slo?")
+    status, location, _ = raw_get(base, path_of(url))
+    assert status == 302 and location.startswith(SLO + "?")
+    assert params_of(location)["RelayState"] == "/bye?x=1"
+    assert openssl_verify_query(tmp_path, location, os.path.join(wd, "idp.crt"))
+    logout.processResponseMsg(query_of(location))
+    assert logout.response.inResponseTo == logout.request.id
+    assert logout.response.status.statusCode.value == tidp.STATUS_SUCCESS
+    (e,) = slo_log(base)
+    assert (e["direction"], e["type"], e["ok"]) == ("received", "LogoutRequest", True)
+    assert e["id"] == logout.request.id and e["name_id"] == "alice"
+    assert e["session_indexes"] == [sidx] and e["relay_state"] == "/bye?x=1"
+    assert e["issuer"] == SP and e["sig_alg"] == SHA256
+
+    # Tampered or unsigned: 400, logged as refused.
+    _, url = sp_logout_request(sps, entity, session)
+    assert raw_get(base, path_of(TestIdP.tamper_redirect(url)))[0] == 400
+    _, unsigned = sp_logout_request(sps, entity, session,
+                                    hint=lasso.PROFILE_SIGNATURE_HINT_FORBID)
+    assert raw_get(base, path_of(unsigned))[0] == 400
+    refused = slo_log(base)[-2:]
+    assert [(x["ok"], x["signature_error"]) for x in refused] == [(False, True)] * 2
+
+    # IdP-initiated: /idp/logout -> 302 to the SP, whose answer is recorded.
+    status, location, _ = raw_get(base, "/idp/logout?user=alice&session_index=%s&relay=%%2Fr"
+                                  % urllib.parse.quote(sidx))
+    assert status == 302 and location.startswith(SLO + "?")
+    assert params_of(location)["RelayState"] == "/r"
+    assert openssl_verify_query(tmp_path, location, os.path.join(wd, "idp.crt"))
+    rid = message_root(location).get("ID")
+    sp_logout = lasso.Logout(sps)
+    sp_logout.setSessionFromDump(session)
+    sp_logout.processRequestMsg(query_of(location))
+    sp_logout.validateRequest()
+    sp_logout.buildResponseMsg()
+    back = sp_logout.msgUrl
+    assert back.startswith(base + "/idp/slo?")
+    status, _, body = raw_get(base, path_of(back))
+    assert status == 200 and tidp.STATUS_SUCCESS in body
+    sent, got = slo_log(base)[-2:]
+    assert (sent["direction"], sent["type"], sent["id"]) == ("sent", "LogoutRequest", rid)
+    assert sent["session_indexes"] == [sidx] and sent["relay_state"] == "/r"
+    assert (got["direction"], got["type"], got["ok"]) == ("received", "LogoutResponse", True)
+    assert got["in_response_to"] == rid and got["known_request"] is True
+    assert got["status"] == tidp.STATUS_SUCCESS and got["relay_state"] == "/r"
+    # A tampered LogoutResponse is refused.
+    assert raw_get(base, path_of(TestIdP.tamper_redirect(back)))[0] == 400
+    assert slo_log(base)[-1]["signature_error"] is True
+
+    # Signed AuthnRequests are required: unsigned / tampered -> 400.
+    rid, signed = sp_authn_request_url(sps, entity, relay="/r")
+    assert "Signature" in params_of(signed)
+    status, _, page = raw_get(base, path_of(signed))
+    assert status == 200
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"/>', page))
+    xml = base64.b64decode(html_mod.unescape(fields["SAMLResponse"])).decode()
+    assert parse(xml).get("InResponseTo") == rid
+    assert raw_get(base, path_of(TestIdP.tamper_redirect(signed)))[0] == 400
+    _, unsigned = sp_authn_request_url(sps, entity,
+                                       hint=lasso.PROFILE_SIGNATURE_HINT_FORBID)
+    assert "Signature" not in params_of(unsigned)
+    status, _, body = raw_get(base, path_of(unsigned))
+    assert status == 400 and "not signed" in body
+    assert raw_get(base, "/idp/sso?user=bob")[0] == 200       # IdP-initiated: no request
+
+    # Bad input.
+    assert raw_get(base, "/idp/slo")[0] == 400
+    assert raw_get(base, "/idp/slo?SAMLRequest=%%%")[0] == 400
+    assert raw_get(base, "/idp/logout?user=%01")[0] == 400
+    assert raw_get(base, "/idp/logout?user=a&session_index=%01")[0] == 400
+
+    # The log: cleared on request, bounded.
+    assert len(slo_log(base, clear=True)) > 0
+    assert slo_log(base) == []
+    n = tidp.SLO_LOG_MAX + 5
+    for _ in range(n):
+        assert raw_get(base, "/idp/slo?SAMLResponse=AAAA")[0] == 400
+    entries = slo_log(base)
+    assert len(entries) == tidp.SLO_LOG_MAX
+    seqs = [x["seq"] for x in entries]
+    assert seqs == sorted(seqs) and seqs[-1] - seqs[0] == tidp.SLO_LOG_MAX - 1
+
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=SERVE_STOP_TIMEOUT) == 0
+
+
+def test_serve_slo_with_metadata_url(serve_idp, slo_sp, other_key, idp):
+    mds = MetadataServer(slo_sp[0])
+    try:
+        proc, base, wd = serve_idp("--sp-metadata-url", mds.url)
+        sps, entity, session, sidx, idp_md = served_sp(slo_sp, base)
+        assert parse(idp_md).find("md:IDPSSODescriptor", NS).get(
+            "WantAuthnRequestsSigned") == "false"
+        status, location, _ = raw_get(base, "/idp/logout?user=alice")
+        assert status == 302 and location.startswith(SLO + "?")
+        assert message_root(location).findall("samlp:SessionIndex", NS) == []
+        back = _sp_response(sps, location, session)
+        assert raw_get(base, path_of(back))[0] == 200
+        assert slo_log(base)[-1]["known_request"] is True
+        # A (well signed) answer to a request this server never sent.
+        other_url, other_rid = idp.logout_request_url(slo_sp[0], "alice")
+        stray = _sp_response(lasso_sp_server(slo_sp, idp.metadata), other_url)
+        assert raw_get(base, path_of(stray))[0] == 200
+        e = slo_log(base)[-1]
+        assert (e["ok"], e["known_request"], e["in_response_to"]) == (True, False, other_rid)
+        _, url = sp_logout_request(sps, entity, session)
+        assert raw_get(base, path_of(url))[0] == 302
+        # Unsigned AuthnRequests are fine when not wanted (old behaviour).
+        _, unsigned = sp_authn_request_url(sps, entity)
+        assert "Signature" not in params_of(unsigned)
+        assert raw_get(base, path_of(unsigned))[0] == 200
+        # The metadata is fetched on use: a new SP key is followed at once.
+        mds.text = sp_metadata(SP, ACS, other_key[1], slo_url=SLO)
+        assert raw_get(base, path_of(url))[0] == 400
+        forger = lasso_sp_server(slo_sp, idp_md, key=other_key[0], crt=other_key[1])
+        _, url2 = sp_logout_request(forger, entity, session)
+        assert raw_get(base, path_of(url2))[0] == 302
+    finally:
+        mds.stop()
+    # SP down: 503, promptly.
+    t = time.monotonic()
+    assert raw_get(base, "/idp/logout?user=alice")[0] == 503
+    assert raw_get(base, path_of(url))[0] == 503
+    assert time.monotonic() - t < 2 * tidp.SP_METADATA_TIMEOUT + 1
+    assert slo_log(base)[-1]["ok"] is False
+
+
+def test_serve_without_sp_metadata(served):
+    proc, base, wd = served
+    assert raw_get(base, "/idp/logout?user=alice")[0] == 503
+    assert raw_get(base, "/idp/slo?SAMLResponse=AAAA")[0] == 503
+    assert raw_get(base, "/idp/slo-log")[0] == 200
+    root = parse(raw_get(base, "/idp/metadata")[2])
+    assert root.find(".//md:SingleLogoutService", NS).get("Location") == base + "/idp/slo"
+
+
+def test_cli_slo_metadata(tmp_path, serve_idp):
+    wd = str(tmp_path / "cli-slo")
+    path = run_cli("metadata", "--workdir", wd, "--slo-url", "http://x.example/out",
+                   "--want-authn-requests-signed").strip()
+    desc = ET.parse(path).getroot().find("md:IDPSSODescriptor", NS)
+    assert desc.get("WantAuthnRequestsSigned") == "true"
+    assert desc.find("md:SingleLogoutService", NS).get("Location") == "http://x.example/out"
+    before = open(path).read()
+    run_cli("mint", "--workdir", wd, "--sp-entity-id", SP, "--acs-url", ACS)
+    assert open(path).read() == before                   # kept
+    run_cli("metadata", "--workdir", wd, "--no-want-authn-requests-signed",
+            "--sso-url", "http://y.example/idp/sso")
+    desc = ET.parse(path).getroot().find("md:IDPSSODescriptor", NS)
+    assert desc.get("WantAuthnRequestsSigned") == "false"
+    assert desc.find("md:SingleLogoutService", NS).get("Location") == \
+        "http://y.example/idp/slo"                       # follows a new SSO URL
+    out = run_cli("sp-metadata", "--sp-entity-id", SP, "--acs-url", ACS,
+                  "--slo-url", SLO)
+    assert tidp.parse_sp_metadata(out)["slo_url"] == SLO
+    # A `mint` in a running want-signed serve's workdir keeps its metadata.
+    proc, base, swd = serve_idp("--want-authn-requests-signed", "--slo-url",
+                                "http://127.0.0.1:1/custom-slo")
+    before = open(os.path.join(swd, "idp-metadata.xml")).read()
+    assert 'WantAuthnRequestsSigned="true"' in before
+    assert "http://127.0.0.1:1/custom-slo" in before
+    run_cli("mint", "--workdir", swd, "--sp-entity-id", SP, "--acs-url", ACS)
+    assert open(os.path.join(swd, "idp-metadata.xml")).read() == before
+
+
+def test_tamper_redirect_keeps_url_shape(idp, slo_sp):
+    url, _ = idp.logout_request_url(slo_sp[0], "alice", relay_state="r")
+    bad = TestIdP.tamper_redirect(url + "#frag")
+    assert bad.startswith(SLO + "?") and bad.endswith("#frag")
+    q = TestIdP.tamper_redirect(query_of(url))
+    assert q.startswith("SAMLRequest=")
+    assert [p.split("=")[0] for p in q.split("&")] == \
+        [p.split("=")[0] for p in query_of(url).split("&")]
+    with pytest.raises(tidp.SAMLMessageError):
+        TestIdP.tamper_redirect("RelayState=x")
+
+
+def test_lasso_sp_side_quirks(idp, slo_sp):
+    """What an SP built on Lasso 2.8 must check itself (documented here so
+    that a Lasso upgrade that changes it is noticed)."""
+    md = slo_sp[0]
+    sps = lasso_sp_server(slo_sp, idp.metadata)
+    # Lasso's default query-signature method is RSA-SHA1: set RSA-SHA256.
+    fresh = lasso.Server.newFromBuffers(md, open(slo_sp[1]).read(), None,
+                                        open(slo_sp[2]).read())
+    assert fresh.signatureMethod == lasso.SIGNATURE_METHOD_RSA_SHA1
+    session = sp_session(sps, idp)
+    first, url1 = sp_logout_request(sps, idp, session)
+    second, _ = sp_logout_request(sps, idp, session)
+    back1, _ = idp.answer_logout_request(md, url1)
+    # processResponseMsg does not compare InResponseTo with the request.
+    second.processResponseMsg(query_of(back1))
+    assert second.response.inResponseTo == first.request.id != second.request.id
+    # It needs neither the request nor a session (stateless check works).
+    stateless = lasso.Logout(sps)
+    stateless.processResponseMsg(query_of(back1))
+    assert stateless.response.inResponseTo == first.request.id
+    # A non-Success response: the status error comes first, even when the
+    # signature is bad; the verdict is in the profile's signature status.
+    _, url3 = sp_logout_request(sps, idp, session)
+    denied, _ = idp.answer_logout_request(md, url3, tidp.STATUS_RESPONDER,
+                                          sub_status=tidp.STATUS_REQUEST_DENIED)
+    third = lasso.Logout(sps)
+    with pytest.raises(lasso.Error) as ei:
+        third.processResponseMsg(query_of(TestIdP.tamper_redirect(denied)))
+    assert not isinstance(ei.value, lasso.ProfileCannotVerifySignatureError)
+    with pytest.raises(lasso.Error):
+        third.getSignatureStatus()
