@@ -33,6 +33,13 @@ typedef struct {
     apr_status_t (*del_if_equal)(rsp_store_t *st, apr_pool_t *p, const char *key,
                                  const char *value, int *deleted,
                                  const char **err);
+    /* Append item (with a leading space) to key's value, creating the key
+     * when absent, and keep the key at least ttl_ms from now (its expiry
+     * is only ever extended). Atomic per call: concurrent appends all
+     * land. Used for the logout index (sessions by NameID/SessionIndex). */
+    apr_status_t (*append)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                           const char *item, apr_int64_t ttl_ms,
+                           const char **err);
     /* Server statistics as text: Redis INFO [section]; memcached
      * "stats [section]" of each server in blocks "server host:port", a
      * server that did not answer as a block with a line "error <why>"
@@ -65,6 +72,8 @@ extern const rsp_store_ops_t rsp_store_memcache_ops;
     ((st)->ops->put((st), (p), (k), (v), (l), (ttl), (err)))
 #define rsp_store_del_if_equal(st, p, k, v, d, err) \
     ((st)->ops->del_if_equal((st), (p), (k), (v), (d), (err)))
+#define rsp_store_append(st, p, k, i, ttl, err) \
+    ((st)->ops->append((st), (p), (k), (i), (ttl), (err)))
 #define rsp_store_info(st, p, s, t, err) \
     ((st)->ops->info((st), (p), (s), (t), (err)))
 

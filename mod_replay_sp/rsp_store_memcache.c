@@ -528,6 +528,58 @@ done:
 /* "stats" or "stats <section>" of every server, each block introduced by
  * a line "server host:port". A server that cannot answer gets a block
  * with one line "error <why>"; the call fails only if none answers. */
+/* append to an existing item, else add it; then touch it to the expiry
+ * (callers give a key the same TTL every time, so touch only extends).
+ * A lost race between append and add is retried a bounded number of
+ * times. */
+static apr_status_t mc_append(rsp_store_t *st, apr_pool_t *p, const char *key,
+                              const char *item, apr_int64_t ttl_ms,
+                              const char **err)
+{
+    const char *val = apr_pstrcat(p, " ", item, NULL), *line;
+    apr_int64_t exp;
+    apr_status_t rv;
+    int stored = 0, attempt;
+    op_t op;
+
+    if ((rv = check_ready(st, err)) != APR_SUCCESS
+        || (rv = expiry(ttl_ms, &exp, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (attempt = 0; attempt < 3; attempt++) {
+        rv = store_cmd(st, p, "append", key, val, strlen(val), ttl_ms, &stored,
+                       err);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+        if (!stored) {
+            rv = store_cmd(st, p, "add", key, val, strlen(val), ttl_ms,
+                           &stored, err);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+            if (stored) {
+                return APR_SUCCESS;   /* new item, with its expiry */
+            }
+            continue;                 /* created meanwhile: append again */
+        }
+        if ((rv = begin(&op, st, server_of(st->impl, key), p, err))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        line = apr_psprintf(p, "touch %s %" APR_INT64_T_FMT "\r\n", key, exp);
+        if ((rv = send_all(&op, line, strlen(line))) == APR_SUCCESS
+            && (rv = read_line(&op, &line)) == APR_SUCCESS
+            && strcmp(line, "TOUCHED") != 0 && strcmp(line, "NOT_FOUND") != 0) {
+            rv = unexpected(&op, line);
+        }
+        end(&op);
+        return rv;
+    }
+    *err = "append: the item kept appearing and disappearing";
+    return APR_EGENERAL;
+}
+
 static apr_status_t mc_info(rsp_store_t *st, apr_pool_t *p, const char *section,
                             const char **text, const char **err)
 {
@@ -584,5 +636,6 @@ const rsp_store_ops_t rsp_store_memcache_ops = {
     mc_get,
     mc_put,
     mc_del_if_equal,
+    mc_append,
     mc_info,
 };

@@ -386,6 +386,42 @@ static apr_status_t redis_del_if_equal(rsp_store_t *st, apr_pool_t *p,
     return rv;
 }
 
+/* APPEND, then make the expiry at least ARGV[2] ms (PTTL is -1 for the
+ * fresh key): one atomic step on the server. */
+static const char append_lua[] =
+    "redis.call('APPEND', KEYS[1], ARGV[1]) "
+    "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then "
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 1";
+
+static apr_status_t redis_append(rsp_store_t *st, apr_pool_t *p,
+                                 const char *key, const char *item,
+                                 apr_int64_t ttl_ms, const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if (ttl_ms < 1) {
+        *err = "TTL must be positive";
+        return APR_EINVAL;
+    }
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = command(st, s, p, err, "EVAL %s 1 %s %s %lld", append_lua, key,
+                apr_pstrcat(p, " ", item, NULL), (long long)ttl_ms);
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_INTEGER) {
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
 static apr_status_t redis_info(rsp_store_t *st, apr_pool_t *p,
                                const char *section, const char **text,
                                const char **err)
@@ -419,5 +455,6 @@ const rsp_store_ops_t rsp_store_redis_ops = {
     redis_get,
     redis_put,
     redis_del_if_equal,
+    redis_append,
     redis_info,
 };

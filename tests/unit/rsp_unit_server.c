@@ -721,3 +721,84 @@ TCase *store_tcase(const char *name, void (*setup)(void),
     tcase_set_timeout(tc, 60);
     return tc;
 }
+
+/* ---- append (the logout index) ---- */
+
+typedef struct {
+    rsp_store_t *st;
+    apr_pool_t *p;
+    int id;
+    int failed;
+} appender_t;
+
+#define APPENDERS 4
+#define APPENDS 20
+
+static void *APR_THREAD_FUNC appender(apr_thread_t *t, void *data)
+{
+    appender_t *a = data;
+    const char *err = NULL;
+    int i;
+
+    for (i = 0; i < APPENDS; i++) {
+        if (rsp_store_append(a->st, a->p, "x:race",
+                             apr_psprintf(a->p, "t%di%d", a->id, i), 60000,
+                             &err) != APR_SUCCESS) {
+            a->failed++;
+        }
+    }
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+void check_append(rsp_store_t *st)
+{
+    appender_t a[APPENDERS];
+    apr_thread_t *th[APPENDERS];
+    const char *err = NULL, *v, *c;
+    apr_size_t len;
+    int i, n = 0, items = 0;
+
+    /* Absent: created; then appended to, in order, space-separated. */
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:idx", "a", 60000, &err),
+                     APR_SUCCESS);
+    ck_assert_str_eq(get_ok(st, "x:idx", &len), " a");
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:idx", "bb", 60000, &err),
+                     APR_SUCCESS);
+    ck_assert_str_eq(get_ok(st, "x:idx", &len), " a bb");
+    /* A non-positive TTL is refused and changes nothing. */
+    err = NULL;
+    ck_assert_int_ne(rsp_store_append(st, pool, "x:idx", "c", 0, &err),
+                     APR_SUCCESS);
+    ck_assert_msg(err && *err, "no error text");
+    ck_assert_str_eq(get_ok(st, "x:idx", &len), " a bb");
+
+    /* Concurrent appends to one key (absent at first) all land. */
+    for (i = 0; i < APPENDERS; i++) {
+        a[i].st = st;
+        a[i].id = i;
+        a[i].failed = 0;
+        ck_assert_int_eq(apr_pool_create(&a[i].p, pool), APR_SUCCESS);
+        if (apr_thread_create(&th[i], NULL, appender, &a[i], pool)
+            != APR_SUCCESS) {
+            break;
+        }
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        apr_status_t trv;
+        apr_thread_join(&trv, th[i]);
+        ck_assert_int_eq(a[i].failed, 0);
+    }
+    ck_assert_int_eq(n, APPENDERS);
+    v = get_ok(st, "x:race", &len);
+    ck_assert_ptr_nonnull(v);
+    for (c = v; *c; c++) {
+        items += *c == ' ';
+    }
+    ck_assert_int_eq(items, APPENDERS * APPENDS);
+    for (i = 0; i < APPENDERS; i++) {
+        ck_assert_msg(contains(v, apr_psprintf(pool, " t%di%d", i, APPENDS - 1)),
+                      "thread %d's last item missing", i);
+    }
+}

@@ -137,6 +137,10 @@ int del_ok(rsp_store_t *st, const char *key, const char *value);
 
 /* Checks through the store interface alone, the same for every backend. */
 void check_get_absent(rsp_store_t *st);
+
+/* append: creates, appends in order, refuses a non-positive TTL, and
+ * concurrent appends to one key all land (keys x:idx, x:race). */
+void check_append(rsp_store_t *st);
 /* put key (TTL), then get: the same bytes. */
 void check_round_trip(rsp_store_t *st, const char *key, const char *value,
                       apr_size_t len);

@@ -885,6 +885,29 @@ START_TEST(test_value_limits)
 }
 END_TEST
 
+START_TEST(test_append)
+{
+    rsp_store_t *st = store_ab(T_NORMAL, 4);
+    const char *err = NULL;
+    item_t it;
+
+    check_append(st);
+    /* The new item gets ceil(ttl) + 1 s; an append touches it to that
+     * again (callers give a key the same TTL each time). */
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:ttl", "a", 5000, &err),
+                     APR_SUCCESS);
+    it = raw_mg(raw_home("x:ttl"), "x:ttl");
+    ck_assert(it.found);
+    ck_assert_int_ge(it.ttl, 4);
+    ck_assert_int_le(it.ttl, 6);
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:ttl", "b", 50000, &err),
+                     APR_SUCCESS);
+    it = raw_mg(raw_home("x:ttl"), "x:ttl");
+    ck_assert_int_ge(it.ttl, 49);
+    ck_assert_str_eq(it.value, " a b");
+}
+END_TEST
+
 START_TEST(test_del_if_equal)
 {
     rsp_store_t *st = store_ab(T_NORMAL, 1);
@@ -1467,6 +1490,7 @@ static Suite *store_memcache_suite(void)
     tcase_add_test(tc, test_put_overwrites);
     tcase_add_test(tc, test_value_limits);
     tcase_add_test(tc, test_del_if_equal);
+    tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_del_if_equal_cas);
     tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_not_initialised);

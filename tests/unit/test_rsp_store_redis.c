@@ -417,6 +417,34 @@ START_TEST(test_put_overwrites_and_sets_ttl)
 }
 END_TEST
 
+#define APPEND_CONNS 4
+
+START_TEST(test_append)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL,
+                                 APPEND_CONNS);
+    const char *err = NULL;
+    long long pttl;
+
+    check_append(st);
+    /* The fresh key gets the TTL; a longer one extends it; a shorter one
+     * never shortens it. */
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:ttl", "a", 5000, &err),
+                     APR_SUCCESS);
+    pttl = raw_pttl(raw, "x:ttl");
+    ck_assert_int_gt(pttl, 4000);
+    ck_assert_int_le(pttl, 5000);
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:ttl", "b", 50000, &err),
+                     APR_SUCCESS);
+    ck_assert_int_gt(raw_pttl(raw, "x:ttl"), 49000);
+    ck_assert_int_eq(rsp_store_append(st, pool, "x:ttl", "c", 1000, &err),
+                     APR_SUCCESS);
+    ck_assert_int_gt(raw_pttl(raw, "x:ttl"), 49000);
+    ck_assert_str_eq(raw_cmd(raw, "GET %s", "x:ttl").str, " a b c");
+}
+END_TEST
+
 START_TEST(test_del_if_equal)
 {
     redisContext *raw = raw_connect();
@@ -1077,6 +1105,7 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_put_get_binary);
     tcase_add_test(tc, test_put_overwrites_and_sets_ttl);
     tcase_add_test(tc, test_del_if_equal);
+    tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_not_initialised);
     tcase_add_test(tc, test_unknown_backend);
