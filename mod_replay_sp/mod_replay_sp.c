@@ -433,6 +433,10 @@ static int rsp_handler(request_rec *r)
         return rsp_metadata_handler(r, dc);
     case RSP_EP_LOGIN:
         return rsp_login_handler(r, dc);
+    case RSP_EP_LOGOUT:
+        return rsp_logout_handler(r, dc);
+    case RSP_EP_SLO:
+        return rsp_slo_handler(r, dc);
     default:
         return DECLINED;
     }

@@ -14,7 +14,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01033 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01039 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -153,14 +153,37 @@ typedef struct {
     const char *return_to;
 } rsp_pending_t;
 
+typedef enum { RSP_PENDING_LOGIN, RSP_PENDING_LOGOUT } rsp_pending_kind_t;
+
+/* Keep a request we sent (AuthnRequest or LogoutRequest) for
+ * ReplaySPRequestLifetime: the IdP, this SP, the hash of the RelayState
+ * token and the checked return URL. */
+apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
+                               rsp_pending_kind_t kind, const char *request_id,
+                               const char *idp, const char *token,
+                               const char *return_to, const char **err);
+
 /* Consume the pending request request_id for a response from issuer that
  * came with relay_state: single use (a claim on the request ID). Returns
  * OK with *pending set; HTTP_BAD_REQUEST (logged) when the request is
  * unknown, expired, used, or not for this IdP/SP/RelayState; or the
  * fail-closed answer when the store fails. */
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
-                        const char *request_id, const char *issuer,
-                        const char *relay_state, rsp_pending_t **pending);
+                        rsp_pending_kind_t kind, const char *request_id,
+                        const char *issuer, const char *relay_state,
+                        rsp_pending_t **pending);
+
+/* ---- logout (mod_replay_sp_logout.c) ---- */
+
+/* Record a new session in the logout index (by IdP + NameID +
+ * SessionIndex, and by IdP + NameID), so that an IdP's LogoutRequest
+ * finds it on any replica. */
+apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
+                                  const char *issuer, const char *name_id,
+                                  const char *session_index,
+                                  const char *session_hash, const char **err);
+int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc);
+int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc);
 /* Read a pending request without consuming it (NULL if absent). */
 rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id);
 

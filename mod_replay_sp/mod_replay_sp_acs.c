@@ -289,8 +289,9 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
      * assertion stays claimed whatever the verdict). */
     if (a->in_response_to) {
         rsp_pending_t *pd = NULL;
-        if ((rc = rsp_request_consume(r, dc, a->in_response_to, a->issuer,
-                                      relay, &pd)) != OK) {
+        if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGIN,
+                                      a->in_response_to, a->issuer, relay,
+                                      &pd)) != OK) {
             return rc;
         }
         target = pd->return_to;
@@ -310,7 +311,11 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     sess.attributes = a->attributes;
     sess.created = now;
     sess.expires = now + lifetime_ms * 1000;
-    {
+    /* Indexed for the IdP's logout first: a session is never stored
+     * where a LogoutRequest could not find it. */
+    rv = rsp_logout_index_add(r, dc, a->issuer, a->name_id, a->session_index,
+                              skey + strlen(rsp_cfg_prefix(sc)) + 2, &err);
+    if (rv == APR_SUCCESS) {
         const char *enc = rsp_session_encode(r->pool, &sess);
         rv = rsp_store_put(st, r->pool, skey, enc, strlen(enc), lifetime_ms,
                            &err);

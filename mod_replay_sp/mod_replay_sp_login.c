@@ -6,6 +6,7 @@
  *       ReplaySPRequestLifetime: "v=1&i=IDP&p=SP&h=HASH&u=RETURN", values
  *       URL-encoded; HASH is the SHA-256 of the RelayState token, RETURN
  *       the checked return URL (the browser only ever sees the token).
+ *   <prefix>l:<hash of request ID>  the same for a pending LogoutRequest.
  *   <prefix>u:<hash of request ID>  its use: created with the same
  *       create-if-absent as an assertion claim, so a request is answered
  *       once, fleet-wide. */
@@ -42,12 +43,39 @@ static rsp_store_t *store_of(request_rec *r)
     return sc->store;
 }
 
+static const char *kind_prefix(rsp_pending_kind_t kind)
+{
+    return kind == RSP_PENDING_LOGOUT ? "l:" : "q:";
+}
+
+apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
+                               rsp_pending_kind_t kind, const char *request_id,
+                               const char *idp, const char *token,
+                               const char *return_to, const char **err)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *rec = apr_pstrcat(
+        r->pool, "v=1&i=", ap_escape_urlencoded(r->pool, idp),
+        "&p=", ap_escape_urlencoded(r->pool, dc->sp->def.entity_id),
+        "&h=", rsp_sha256_b64url(r->pool, token, strlen(token)),
+        "&u=", ap_escape_urlencoded(r->pool, return_to), NULL);
+
+    if (!sc->store) {
+        *err = "no ReplaySPStore for this server";
+        return APR_EGENERAL;
+    }
+    return rsp_store_put(sc->store, r->pool,
+                         request_key(r, kind_prefix(kind), request_id), rec,
+                         strlen(rec), rsp_cfg_request_lifetime(dc) * 1000, err);
+}
+
 int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                     const char *return_to)
 {
     rsp_store_t *st = store_of(r);
     rsp_lasso_server_t *server;
-    const char *token, *url, *id, *err, *rec;
+    const char *token, *url, *id, *err;
     apr_status_t rv;
     void *res;
 
@@ -78,13 +106,8 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                       "cannot build an AuthnRequest: %s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rec = apr_pstrcat(r->pool, "v=1&i=", ap_escape_urlencoded(r->pool, idp),
-                      "&p=", ap_escape_urlencoded(r->pool, dc->sp->def.entity_id),
-                      "&h=", rsp_sha256_b64url(r->pool, token, strlen(token)),
-                      "&u=", ap_escape_urlencoded(r->pool, return_to), NULL);
-    if (rsp_store_put(st, r->pool, request_key(r, "q:", id), rec, strlen(rec),
-                      rsp_cfg_request_lifetime(dc) * 1000, &err)
-        != APR_SUCCESS) {
+    if (rsp_request_store(r, dc, RSP_PENDING_LOGIN, id, idp, token, return_to,
+                          &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01028)
                       "sign-in not started, store unavailable (fail closed): "
@@ -180,9 +203,11 @@ rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
 }
 
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
-                        const char *request_id, const char *issuer,
-                        const char *relay_state, rsp_pending_t **pending)
+                        rsp_pending_kind_t kind, const char *request_id,
+                        const char *issuer, const char *relay_state,
+                        rsp_pending_t **pending)
 {
+    const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
     rsp_store_t *st = store_of(r);
     const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
     rsp_pending_t *pd;
@@ -192,13 +217,14 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     if (!st) {
         return rsp_unavailable(r);
     }
-    if (rsp_store_get(st, r->pool, request_key(r, "q:", request_id), &val,
+    if (rsp_store_get(st, r->pool,
+                      request_key(r, kind_prefix(kind), request_id), &val,
                       &len, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
-                      "sign-in refused, store unavailable (fail closed): "
-                      "cannot read request %s: client=%s replica=%s: %s", rid,
-                      r->useragent_ip, rsp_replica(r), err);
+                      "%s refused, store unavailable (fail closed): "
+                      "cannot read request %s: client=%s replica=%s: %s", what,
+                      rid, r->useragent_ip, rsp_replica(r), err);
         return rsp_unavailable(r);
     }
     if (!val) {
@@ -232,9 +258,9 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
         != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
-                      "sign-in refused, store unavailable (fail closed): "
+                      "%s refused, store unavailable (fail closed): "
                       "cannot consume request %s: client=%s replica=%s: %s",
-                      rid, r->useragent_ip, rsp_replica(r), err);
+                      what, rid, r->useragent_ip, rsp_replica(r), err);
         return rsp_unavailable(r);
     }
     if (!won) {

@@ -32,6 +32,7 @@ typedef struct {
     const char *sp_metadata;        /* for our own LassoServer */
     apr_array_header_t *idp_metadata; /* const char * */
     apr_array_header_t *idp_ids;      /* const char *, same order */
+    apr_array_header_t *idp_certs;    /* signing certificates (opaque), same order */
 } rsp_saml_sp_t;
 
 /* Process-wide Lasso/libxml2/xmlsec initialisation; call once per process
@@ -115,5 +116,71 @@ apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
                                     const char *idp_id, const char *acs_url,
                                     const char *relay_state, const char **url,
                                     const char **request_id, const char **err);
+
+/* ---- single logout, HTTP-Redirect binding ---- */
+
+/* The IdP's HTTP-Redirect SingleLogoutService, or NULL when it has none. */
+char *rsp_saml_idp_slo_url(apr_pool_t *p, rsp_lasso_server_t *server,
+                           const char *idp_id);
+
+/* Whose session a LogoutRequest ends. */
+typedef struct {
+    const char *idp;
+    const char *name_id;
+    const char *name_id_format;   /* NULL: none */
+    const char *session_index;    /* NULL: none */
+} rsp_logout_subject_t;
+
+/* A signed LogoutRequest to the IdP's SingleLogoutService: *url carries
+ * SAMLRequest, RelayState, SigAlg and Signature. */
+apr_status_t rsp_saml_logout_request(apr_pool_t *p, rsp_lasso_server_t *server,
+                                     const rsp_logout_subject_t *who,
+                                     const char *relay_state, const char **url,
+                                     const char **request_id, const char **err);
+
+typedef struct {
+    const char *issuer;
+    const char *in_response_to;
+    const char *status;           /* top-level StatusCode */
+} rsp_logout_response_t;
+
+/* A LogoutResponse received as a query (HTTP-Redirect): from a known IdP,
+ * signed (RSA-SHA256/384/512) by one of the signing certificates of its
+ * metadata; refusals as for rsp_saml_process_response. A
+ * non-Success status is returned, not refused. */
+apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
+                                         rsp_lasso_server_t *server,
+                                         const rsp_saml_sp_t *sp,
+                                         const char *query,
+                                         rsp_logout_response_t *out,
+                                         const char **check,
+                                         const char **detail);
+
+typedef struct {
+    const char *issuer;
+    const char *id;
+    const char *name_id;
+    const char *name_id_format;
+    apr_array_header_t *session_indexes; /* const char *; may be empty */
+} rsp_logout_request_t;
+
+/* An IdP's LogoutRequest (query, HTTP-Redirect): from a known IdP,
+ * signature verified. *slo keeps what the answer needs: answer with
+ * rsp_saml_logout_answer, using the same server; freed with p or by
+ * rsp_saml_slo_free. */
+typedef struct rsp_slo_t rsp_slo_t;
+apr_status_t rsp_saml_logout_request_in(rsp_slo_t **slo, apr_pool_t *p,
+                                        rsp_lasso_server_t *server,
+                                        const rsp_saml_sp_t *sp,
+                                        const char *query,
+                                        rsp_logout_request_t *req,
+                                        const char **check,
+                                        const char **detail);
+/* The signed LogoutResponse (Success) redirect to the IdP, RelayState
+ * echoed. */
+apr_status_t rsp_saml_logout_answer(rsp_slo_t *slo, apr_pool_t *p,
+                                    const rsp_logout_request_t *req,
+                                    const char **url, const char **err);
+void rsp_saml_slo_free(rsp_slo_t *slo, apr_pool_t *p);
 
 #endif

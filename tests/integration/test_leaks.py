@@ -1,5 +1,7 @@
 """No leak per request: one httpd process (-X) under valgrind serves many
-sign-ins, protected requests, replays and refusals. Every block valgrind
+sign-ins (unsolicited and SP-initiated), protected requests, replays,
+refusals, logouts with their LogoutRequest/LogoutResponse and IdP-initiated
+logouts. Every block valgrind
 reports as definitely lost must come from one-time start-up (Lasso's own
 initialisation); none may come from request handling. Any invalid read or
 write fails the test too."""
@@ -8,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.parse
 
 import pytest
 
@@ -38,6 +41,16 @@ def leak_records(log):
     return ["\n".join(r) for r in records]
 
 
+def harness_idp_request(saml_request):
+    import rsp_testidp
+    return rsp_testidp.parse_redirect_authn_request(saml_request)
+
+
+def local(url, base):
+    u = urllib.parse.urlsplit(url)
+    return base + u.path + "?" + u.query
+
+
 @pytest.mark.expect_log("replay_refused", "check_refused")
 def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config, idps):
     h = Httpd(os.path.join(workdir, "valgrind"), "valgrind", modules=[("replay_sp_module", module_so)],
@@ -48,6 +61,7 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
     vg_log = os.path.join(h.root, "logs", "valgrind.log")
     proc = subprocess.Popen(
         ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite",
+         "--keep-debuginfo=yes",
          "--num-callers=40", "--log-file=" + vg_log, harness.APACHE2, "-X", "-f", h.conf_path],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=h.root)
@@ -67,6 +81,28 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
                            timeout=60)
             outcomes.append((r.status_code, g.status_code, again.status_code, bad.status_code))
         assert outcomes == [(303, 200, 403, 400)] * ROUNDS
+        md = harness.get(h.base_url + harness.ENDPOINT + "/metadata", timeout=60).text
+        flows = []
+        for i in range(ROUNDS // 2):
+            # SP-initiated sign-in, then logout with the IdP's answer
+            start = harness.get(h.base_url + "/index.html?i=%d" % i, timeout=60)
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(start.headers["Location"]).query)
+            rid, _ = harness_idp_request(q["SAMLRequest"][0])
+            r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, in_response_to=rid,
+                                       session_index="SI-%d" % i),
+                         relay_state=q["RelayState"][0], timeout=60)
+            cookie, _ = session_cookie(r)
+            out = harness.get(h.base_url + harness.ENDPOINT + "/logout", cookie=cookie, timeout=60)
+            back, _ = idp.answer_logout_request(md, out.headers["Location"])
+            done = harness.get(local(back, h.base_url), timeout=60)
+            # IdP-initiated logout of another session
+            r2 = post_acs(acs, idp.mint(sp_config["entity_id"], acs, session_index="SJ-%d" % i),
+                          timeout=60)
+            url, _ = idp.logout_request_url(md, "alice", session_index="SJ-%d" % i)
+            slo = harness.get(local(url, h.base_url), timeout=60)
+            flows.append((start.status_code, r.status_code, out.status_code, done.status_code,
+                          r2.status_code, slo.status_code))
+        assert flows == [(302, 303, 302, 302, 303, 302)] * (ROUNDS // 2)
     finally:
         harness.terminate(proc, 120)
     with open(vg_log) as f:

@@ -264,3 +264,37 @@ def test_store_down_login_not_started(fleet, store):
     finally:
         store.start_all()
     assert fleet.count_in_logs("RSP01028") >= 1
+
+
+def test_authn_request_signed_when_the_idp_wants_it(fleet, saml, store, workdir):
+    """WantAuthnRequestsSigned="true": the AuthnRequest carries an
+    RSA-SHA256 redirect signature the IdP verifies with our metadata."""
+    import os
+    idp = saml.testidp.TestIdP(os.path.join(workdir, "idp-wants-signed"),
+                               entity_id="https://signed.idp.test.example/idp",
+                               want_authn_requests_signed=True)
+    sp = dict(fleet.sp, idp_metadata=[idp.metadata_path] + fleet.sp["idp_metadata"])
+    fleet.restart_replicas(sp=sp)
+    r = get(fleet.public + PAGE)
+    assert r.status_code == 302
+    loc = r.headers["Location"]
+    assert loc.startswith(idp.sso_url + "?")
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
+    assert q["SigAlg"] == ["http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"]
+    md = get(fleet.public + "/saml/metadata").text
+    info = idp.verify_authn_request(md, loc)
+    assert info["acs_url"] == fleet.acs_url
+    # a tampered request does not verify
+    with pytest.raises(Exception):
+        idp.verify_authn_request(md, idp.tamper_redirect(loc))
+    # and the answer signs in
+    p = post_acs(fleet.public, idp.mint(fleet.entity_id, fleet.acs_url,
+                                        in_response_to=info["id"]),
+                 relay_state=q["RelayState"][0])
+    assert p.status_code == 303 and location(p) == PAGE
+
+
+def test_authn_request_unsigned_by_default(fleet, saml):
+    r = get(fleet.public + PAGE)
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(r.headers["Location"]).query)
+    assert "Signature" not in q and "SigAlg" not in q

@@ -275,11 +275,12 @@ def test_status_counters_equal_what_happened(watched, idps):
 @pytest.mark.expect_log("RSP01025")
 def test_fail_open_accepts_without_a_claim_and_says_so(watched, idps):
     """ReplaySPOnStoreFailure open: a store user that may write sessions
+    (and their logout index)
     but not claims; every sign-in is accepted without a claim, each with an
     error line, and counted."""
     w = watched(extra="ReplaySPOnStoreFailure open")
     c = w.redis.client()
-    c.call("ACL", "SETUSER", "sessionsonly", "on", ">pw", "~rsp:s:*", "+@all")
+    c.call("ACL", "SETUSER", "sessionsonly", "on", ">pw", "~rsp:s:*", "~rsp:n:*", "+@all")
     w.h.stop()
     w.h.body = w.h.body.replace(w.redis.url, "redis://sessionsonly:pw@127.0.0.1:%d/0" % w.redis.port)
     w.h.start()

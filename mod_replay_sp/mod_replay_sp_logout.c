@@ -1,0 +1,453 @@
+/* Logout, on any replica:
+ *
+ *   <path>/logout?ReturnTo=URL  ends this browser's session (deleted from
+ *       the store, so no replica accepts it again), then, when the IdP has
+ *       an HTTP-Redirect SingleLogoutService, sends it a LogoutRequest
+ *       (kept as a pending request, like an AuthnRequest).
+ *   <path>/slo  the IdP's messages (HTTP-Redirect): its LogoutResponse to
+ *       ours, or its own LogoutRequest, which ends every session it names.
+ *
+ * The logout index, kept for ReplaySPSessionLifetime, finds the sessions
+ * an IdP's LogoutRequest names:
+ *   <prefix>n:<hash of IdP, NameID, SessionIndex>  " h1 h2 ..."
+ *   <prefix>n:<hash of IdP, NameID>                " h1 h2 ..."
+ * where h is the hash naming the session key <prefix>s:h. */
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include "mod_replay_sp.h"
+#include "rsp_session.h"
+#include "rsp_util.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+#define SAML_STATUS_SUCCESS "urn:oasis:names:tc:SAML:2.0:status:Success"
+/* Sessions ended per index entry at most (each costs two store round
+ * trips); a NameID with more sessions than this in one SessionLifetime is
+ * not a person. */
+#define MAX_SESSIONS_PER_INDEX 256
+
+static const char *index_key(request_rec *r, const char *issuer,
+                             const char *name_id, const char *session_index)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    apr_size_t il = strlen(issuer), nl = strlen(name_id);
+    apr_size_t sl = session_index ? strlen(session_index) + 1 : 0;
+    char *buf = apr_palloc(r->pool, il + 1 + nl + sl);
+
+    /* issuer 0x00 name_id [0x00 session_index]: no two tuples share an
+     * input, and the NameID-only key differs from every triple's. */
+    memcpy(buf, issuer, il);
+    buf[il] = '\0';
+    memcpy(buf + il + 1, name_id, nl);
+    if (session_index) {
+        buf[il + 1 + nl] = '\0';
+        memcpy(buf + il + 2 + nl, session_index, sl - 1);
+    }
+    return apr_pstrcat(r->pool, rsp_cfg_prefix(sc), "n:",
+                       rsp_sha256_b64url(r->pool, buf, il + 1 + nl + sl), NULL);
+}
+
+apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
+                                  const char *issuer, const char *name_id,
+                                  const char *session_index,
+                                  const char *session_hash, const char **err)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    /* The longest any session of this SP can live: the same TTL for every
+     * append, so the entry's expiry only ever moves forward. */
+    apr_int64_t ttl_ms = rsp_cfg_session_lifetime(dc) * 1000;
+    apr_status_t rv;
+
+    rv = rsp_store_append(sc->store, r->pool,
+                          index_key(r, issuer, name_id, session_index ?
+                                    session_index : ""),
+                          session_hash, ttl_ms, err);
+    if (rv == APR_SUCCESS) {
+        rv = rsp_store_append(sc->store, r->pool,
+                              index_key(r, issuer, name_id, NULL),
+                              session_hash, ttl_ms, err);
+    }
+    return rv;
+}
+
+static int is_hash(const char *h, apr_size_t n)
+{
+    apr_size_t i;
+
+    if (n != RSP_HASH_B64_LEN) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (!apr_isalnum(h[i]) && h[i] != '-' && h[i] != '_') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Delete the session <prefix>s:hash if it belongs to issuer/name_id (and
+ * session_index, when given). *ended counts it. */
+static apr_status_t end_session(request_rec *r, rsp_store_t *st,
+                                const char *prefix, const char *hash,
+                                const rsp_logout_request_t *req,
+                                const char *session_index, int *ended,
+                                const char **err)
+{
+    const char *skey = apr_pstrcat(r->pool, prefix, "s:", hash, NULL), *val;
+    rsp_session_t *sess;
+    apr_size_t len;
+    apr_status_t rv;
+    int deleted = 0;
+
+    if ((rv = rsp_store_get(st, r->pool, skey, &val, &len, err))
+        != APR_SUCCESS || !val) {
+        return rv;
+    }
+    if (rsp_session_decode(&sess, r->pool, val, len) == APR_SUCCESS
+        && (strcmp(sess->issuer, req->issuer) != 0
+            || strcmp(sess->name_id, req->name_id) != 0
+            || (session_index && (!sess->session_index
+                                  || strcmp(sess->session_index,
+                                            session_index) != 0)))) {
+        return APR_SUCCESS;   /* someone else's (a stale index entry) */
+    }
+    if ((rv = rsp_store_del_if_equal(st, r->pool, skey, val, &deleted, err))
+        == APR_SUCCESS && deleted) {
+        (*ended)++;
+    }
+    return rv;
+}
+
+/* End the sessions one index entry lists, then drop the entry. */
+static apr_status_t end_indexed(request_rec *r, rsp_store_t *st,
+                                const char *key,
+                                const rsp_logout_request_t *req,
+                                const char *session_index, int *ended,
+                                const char **err)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *val, *c, *end;
+    apr_size_t len;
+    apr_status_t rv;
+    int n = 0, deleted;
+
+    if ((rv = rsp_store_get(st, r->pool, key, &val, &len, err)) != APR_SUCCESS
+        || !val) {
+        return rv;
+    }
+    for (c = val; *c && n < MAX_SESSIONS_PER_INDEX; c = end) {
+        while (*c == ' ') {
+            c++;
+        }
+        end = c + strcspn(c, " ");
+        if (end > c && is_hash(c, (apr_size_t)(end - c))) {
+            n++;
+            rv = end_session(r, st, rsp_cfg_prefix(sc),
+                             apr_pstrmemdup(r->pool, c, (apr_size_t)(end - c)),
+                             req, session_index, ended, err);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+        }
+    }
+    /* Entries appended meanwhile keep it (their sessions are newer). */
+    return rsp_store_del_if_equal(st, r->pool, key, val, &deleted, err);
+}
+
+/* Read the session this browser holds and delete it from the store.
+ * *sess: what it was (NULL: none). */
+static apr_status_t end_own_session(request_rec *r, rsp_dir_cfg_t *dc,
+                                    rsp_store_t *st, rsp_session_t **sess,
+                                    const char **err)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *sid = rsp_session_cookie(r, dc), *skey, *val;
+    apr_size_t len;
+    apr_status_t rv;
+    int deleted = 0;
+
+    *sess = NULL;
+    if (!sid) {
+        return APR_SUCCESS;
+    }
+    skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
+    if ((rv = rsp_store_get(st, r->pool, skey, &val, &len, err))
+        != APR_SUCCESS || !val) {
+        return rv;
+    }
+    if (rsp_session_decode(sess, r->pool, val, len) != APR_SUCCESS) {
+        *sess = NULL;
+    }
+    return rsp_store_del_if_equal(st, r->pool, skey, val, &deleted, err);
+}
+
+static void expire_cookie(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    apr_table_addn(r->err_headers_out, "Set-Cookie", apr_psprintf(
+        r->pool, "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax%s",
+        rsp_cfg_cookie(dc),
+        strcmp(ap_http_scheme(r), "https") ? "" : "; Secure"));
+}
+
+static int logout_store_failed(request_rec *r, const char *doing,
+                               const char *err)
+{
+    RSP_COUNT(store_errors);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01034)
+                  "logout failed, store unavailable (fail closed): %s: "
+                  "client=%s replica=%s: %s", doing, r->useragent_ip,
+                  rsp_replica(r), err);
+    return rsp_unavailable(r);
+}
+
+/* A LogoutRequest to the session's IdP, when it takes them: the URL to
+ * send the browser to, or NULL (*slo says why not). */
+static const char *start_slo(request_rec *r, rsp_dir_cfg_t *dc,
+                             const rsp_session_t *sess, const char *return_to,
+                             const char **slo)
+{
+    rsp_lasso_server_t *server;
+    rsp_logout_subject_t who;
+    const char *token, *url = NULL, *id, *err = NULL;
+    void *res;
+
+    *slo = "none";
+    if (strcmp(sess->sp, dc->sp->def.entity_id) != 0) {
+        return NULL;
+    }
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        err = "no Lasso server available";
+    }
+    else {
+        if (rsp_saml_idp_slo_url(r->pool, server, sess->issuer)) {
+            who.idp = sess->issuer;
+            who.name_id = sess->name_id;
+            who.name_id_format = sess->name_id_format;
+            who.session_index = sess->session_index;
+            if (rsp_random_token(&token, r->pool, RSP_RELAY_TOKEN_BYTES)
+                != APR_SUCCESS) {
+                err = "random generator failed";
+            }
+            else if (rsp_saml_logout_request(r->pool, server, &who, token,
+                                             &url, &id, &err) == APR_SUCCESS
+                     && rsp_request_store(r, dc, RSP_PENDING_LOGOUT, id,
+                                          sess->issuer, token, return_to,
+                                          &err) != APR_SUCCESS) {
+                url = NULL;
+            }
+        }
+        rsp_sp_server_release(dc->sp, res);
+    }
+    if (err) {
+        *slo = "failed";
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01038)
+                      "no LogoutRequest sent to %s (the local session is "
+                      "ended): %s", sess->issuer, err);
+        return NULL;
+    }
+    if (url) {
+        *slo = "sent";
+    }
+    return url;
+}
+
+/* <path>/logout?ReturnTo=URL */
+int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *return_to, *why, *err, *slo = "none", *to;
+    rsp_session_t *sess;
+    int bad = 0;
+
+    if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    return_to = rsp_query_arg(r, "ReturnTo", &bad);
+    if (bad) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                      "logout refused: malformed or repeated ReturnTo "
+                      "(client %s)", r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (!return_to) {
+        return_to = "/";
+    }
+    if ((why = rsp_redirect_refused(r, dc, return_to)) != NULL) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01031)
+                      "redirect target refused: ReturnTo of logout: %s "
+                      "(client %s)", why, r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (!sc->store) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
+                      "no ReplaySPStore for this server");
+        return rsp_unavailable(r);
+    }
+    if (end_own_session(r, dc, sc->store, &sess, &err) != APR_SUCCESS) {
+        return logout_store_failed(r, "cannot end the session", err);
+    }
+    expire_cookie(r, dc);
+    to = return_to;
+    if (sess) {
+        const char *url = start_slo(r, dc, sess, return_to, &slo);
+        if (url) {
+            to = url;
+        }
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01033)
+                      "signed out: issuer=%s user=%s client=%s replica=%s "
+                      "slo=%s", sess->issuer, sess->name_id, r->useragent_ip,
+                      rsp_replica(r), slo);
+    }
+    apr_table_setn(r->headers_out, "Location", to);
+    return HTTP_MOVED_TEMPORARILY;
+}
+
+static int refuse_request(request_rec *r, const char *check,
+                          const char *detail)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01035)
+                  "logout request refused: check=%s: %s (client %s)", check,
+                  detail, r->useragent_ip);
+    return HTTP_BAD_REQUEST;
+}
+
+/* The IdP answers our LogoutRequest. */
+static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
+{
+    rsp_lasso_server_t *server;
+    rsp_logout_response_t lr;
+    rsp_pending_t *pd = NULL;
+    const char *check, *detail;
+    apr_status_t rv;
+    void *res;
+    int rc;
+
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
+                      "no Lasso server available for SP %s",
+                      dc->sp->def.entity_id);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = rsp_saml_logout_response_in(r->pool, server, &dc->sp->def, r->args, &lr, &check,
+                                     &detail);
+    rsp_sp_server_release(dc->sp, res);
+    if (rv != APR_SUCCESS) {
+        return rsp_refuse_response(r, check, detail);
+    }
+    if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGOUT, lr.in_response_to,
+                                  lr.issuer, relay, &pd)) != OK) {
+        return rc;
+    }
+    if (strcmp(lr.status, SAML_STATUS_SUCCESS) != 0) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01037)
+                      "the IdP reports the logout incomplete: issuer=%s "
+                      "status=%s client=%s (the session here is ended)",
+                      lr.issuer, lr.status, r->useragent_ip);
+    }
+    apr_table_setn(r->headers_out, "Location", pd->return_to);
+    return HTTP_MOVED_TEMPORARILY;
+}
+
+/* The IdP ends sessions: every session of the NameID with one of the
+ * SessionIndexes, or all of the NameID's when none is given. */
+static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    rsp_lasso_server_t *server;
+    rsp_logout_request_t req;
+    rsp_slo_t *slo;
+    const char *check, *detail, *err = NULL, *url = NULL;
+    apr_status_t rv;
+    void *res;
+    int i, ended = 0, rc = OK;
+
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
+                      "no Lasso server available for SP %s",
+                      dc->sp->def.entity_id);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = rsp_saml_logout_request_in(&slo, r->pool, server, &dc->sp->def, r->args, &req,
+                                    &check, &detail);
+    if (rv != APR_SUCCESS) {
+        rsp_sp_server_release(dc->sp, res);
+        return refuse_request(r, check, detail);
+    }
+    if (req.session_indexes->nelts == 0) {
+        rv = end_indexed(r, sc->store,
+                         index_key(r, req.issuer, req.name_id, NULL), &req,
+                         NULL, &ended, &err);
+    }
+    for (i = 0; rv == APR_SUCCESS && i < req.session_indexes->nelts; i++) {
+        const char *si = APR_ARRAY_IDX(req.session_indexes, i, const char *);
+        rv = end_indexed(r, sc->store, index_key(r, req.issuer, req.name_id, si),
+                         &req, si, &ended, &err);
+    }
+    if (rv != APR_SUCCESS) {
+        rc = logout_store_failed(r, apr_psprintf(
+                                     r->pool, "cannot end the sessions %s "
+                                     "names", req.issuer), err);
+    }
+    else if (rsp_saml_logout_answer(slo, r->pool, &req, &url, &err)
+             != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01038)
+                      "no LogoutResponse could be built for %s (its sessions "
+                      "here are ended): %s", req.issuer, err);
+        rc = HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rsp_saml_slo_free(slo, r->pool);
+    rsp_sp_server_release(dc->sp, res);
+    if (rc != OK) {
+        return rc;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01036)
+                  "IdP-initiated logout: issuer=%s user=%s session-index=%s "
+                  "sessions-ended=%d client=%s replica=%s", req.issuer,
+                  req.name_id, req.session_indexes->nelts
+                  ? apr_array_pstrcat(r->pool, req.session_indexes, ',') : "-",
+                  ended, r->useragent_ip, rsp_replica(r));
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "Location", url);
+    return HTTP_MOVED_TEMPORARILY;
+}
+
+/* <path>/slo: HTTP-Redirect binding only. */
+int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *request, *response, *relay;
+    int bad = 0;
+
+    if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    request = rsp_query_arg(r, "SAMLRequest", &bad);
+    response = rsp_query_arg(r, "SAMLResponse", &bad);
+    relay = rsp_query_arg(r, "RelayState", &bad);
+    if (bad || (!request) == (!response)) {
+        return refuse_request(r, "binding", "expected one SAMLRequest or "
+                              "SAMLResponse, once, in the query "
+                              "(HTTP-Redirect binding)");
+    }
+    if (!sc->store) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
+                      "no ReplaySPStore for this server");
+        return rsp_unavailable(r);
+    }
+    return response ? slo_response(r, dc, relay) : slo_request(r, dc);
+}

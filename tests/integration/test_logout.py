@@ -1,0 +1,306 @@
+"""Logout across the fleet: <path>/logout ends the session in the shared
+store (refused on every replica afterwards) and sends the IdP a signed
+LogoutRequest; the IdP's LogoutResponse at <path>/slo leads back; an IdP's
+own LogoutRequest ends the sessions it names (found through the logout
+index in the store) and is answered with a signed LogoutResponse."""
+
+import os
+import re
+import urllib.parse
+
+import pytest
+
+import harness
+from harness import KEY_PREFIX, get, post_acs, session_cookie, session_key
+
+PAGE = "/app/page.html"
+
+
+def sp_metadata(fleet):
+    r = get(fleet.public + harness.ENDPOINT + "/metadata")
+    assert r.status_code == 200
+    return r.text
+
+
+def sign_in(fleet, saml, idp="idp1", name_id="alice", session_index=None):
+    m = saml.mint(idp, name_id=name_id, session_index=session_index)
+    r = post_acs(fleet.public, m.b64, relay_state=PAGE)
+    assert r.status_code == 303, r.text[:300]
+    cookie, _ = session_cookie(r)
+    assert cookie
+    return cookie
+
+
+def signed_in_everywhere(fleet, cookie, user):
+    for name, base in fleet.targets():
+        g = get(base + PAGE, cookie=cookie)
+        if g.status_code != 200 or g.headers.get("X-RSP-User") != user:
+            return False
+    return True
+
+
+def refused_everywhere(fleet, saml, cookie):
+    """Every replica sends the browser to the IdP again (302 to its SSO)."""
+    sso = saml.idps["idp1"].sso_url
+    for name, base in fleet.targets():
+        g = get(base + PAGE, cookie=cookie)
+        if g.status_code != 302 or not g.headers["Location"].startswith(sso + "?"):
+            return False
+    return True
+
+
+def local(url, base):
+    """A URL of the fleet's public origin, sent to base instead."""
+    u = urllib.parse.urlsplit(url)
+    return base + u.path + ("?" + u.query if u.query else "")
+
+
+def expired_cookie(resp, name=harness.COOKIE_NAME):
+    for h in resp.raw.headers.getlist("Set-Cookie"):
+        if h.startswith(name + "=;") and "Max-Age=0" in h:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------
+# SP-initiated
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("RSP01004")
+def test_logout_on_one_replica_ends_the_session_everywhere_and_slo_round_trip(
+        fleet, saml, store):
+    idp = saml.idps["idp1"]
+    cookie = sign_in(fleet, saml, session_index="SI-one")
+    other = sign_in(fleet, saml, name_id="bob")
+    assert signed_in_everywhere(fleet, cookie, "alice")
+    r1, r2, r3 = fleet.replicas
+
+    r = get(r1.base_url + harness.ENDPOINT + "/logout?ReturnTo=" +
+            urllib.parse.quote(PAGE + "?bye=1", safe=""), cookie=cookie)
+    assert r.status_code == 302
+    assert expired_cookie(r)
+    loc = r.headers["Location"]
+    assert loc.startswith(idp.slo_url + "?"), loc[:200]
+    assert not store.exists(session_key(cookie))
+    assert refused_everywhere(fleet, saml, cookie)
+    assert signed_in_everywhere(fleet, other, "bob")      # only that session
+    assert fleet.count_in_logs("RSP01033") == 1
+    assert fleet.count_in_logs("slo=sent") == 1
+
+    # the IdP checks our signed request and answers; the answer lands on
+    # another replica and leads back to ReturnTo
+    back, info = idp.answer_logout_request(sp_metadata(fleet), loc)
+    assert info["name_id"] == "alice" and info["session_indexes"] == ["SI-one"]
+    assert info["issuer"] == fleet.entity_id
+    assert info["sig_alg"].endswith("rsa-sha256")
+    done = get(local(back, r2.base_url))
+    assert done.status_code == 302, done.text[:300]
+    assert done.headers["Location"] == PAGE + "?bye=1"
+    # the same LogoutResponse again: its request is used up
+    again = get(local(back, r3.base_url))
+    assert again.status_code == 400
+    assert fleet.count_in_logs("check=request-used") == 1
+
+
+def test_logout_without_session_goes_back(fleet, store):
+    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fx")
+    assert r.status_code == 302 and r.headers["Location"] == "/x"
+    assert expired_cookie(r)
+    r = get(fleet.public + harness.ENDPOINT + "/logout")
+    assert r.status_code == 302 and r.headers["Location"] == "/"
+
+
+@pytest.mark.expect_log("RSP01031")
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/",
+                                    "/\\evil.example", "javascript:alert(1)"])
+def test_logout_return_to_open_redirect_refused_session_kept(fleet, saml, store, target):
+    cookie = sign_in(fleet, saml)
+    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=" +
+            urllib.parse.quote(target, safe=""), cookie=cookie)
+    assert r.status_code == 400 and "Location" not in r.headers
+    assert store.exists(session_key(cookie))
+
+
+@pytest.mark.expect_log("RSP01004")
+def test_logout_response_checks(fleet, saml, store):
+    """A LogoutResponse must be signed, answer a pending logout of this
+    fleet, and carry its RelayState; a non-Success status is logged."""
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+
+    def start():
+        cookie = sign_in(fleet, saml)
+        r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
+        assert r.status_code == 302
+        return r.headers["Location"]
+
+    # tampered: the signature no longer verifies
+    back, _ = idp.answer_logout_request(md, start())
+    r = get(local(idp.tamper_redirect(back), fleet.public))
+    assert r.status_code == 400
+    assert fleet.count_in_logs("check=signature") == 1
+    # unsigned
+    back, _ = idp.answer_logout_request(md, start(), sign=False)
+    assert get(local(back, fleet.public)).status_code == 400
+    # the pending logout expired (gone from the store): unknown
+    loc = start()
+    back, _ = idp.answer_logout_request(md, loc)
+    for k in store.keys(KEY_PREFIX + "l:"):
+        store.delete(k)
+    assert get(local(back, fleet.public)).status_code == 400
+    assert fleet.count_in_logs("check=request-unknown") == 1
+
+
+@pytest.mark.expect_log("RSP01037")
+def test_logout_response_not_success_is_logged(fleet, saml, store):
+    idp = saml.idps["idp1"]
+    cookie = sign_in(fleet, saml)
+    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
+    back, _ = idp.answer_logout_request(sp_metadata(fleet), r.headers["Location"],
+                                        status=saml.testidp.STATUS_RESPONDER)
+    done = get(local(back, fleet.public))
+    assert done.status_code == 302 and done.headers["Location"] == "/done"
+    assert fleet.count_in_logs("RSP01037") == 1
+    assert refused_everywhere(fleet, saml, cookie)
+
+
+def test_logout_idp_without_slo_goes_straight_back(fleet, saml, store, workdir):
+    """An IdP whose metadata has no SingleLogoutService: local logout only."""
+    idp2 = saml.idps["idp2"]
+    md = re.sub(r"\s*<md:SingleLogoutService[^>]*/>", "", idp2.metadata)
+    assert "SingleLogoutService" not in md
+    path = os.path.join(workdir, "idp2-no-slo.xml")
+    with open(path, "w") as f:
+        f.write(md)
+    sp = dict(fleet.sp, idp_metadata=[saml.idps["idp1"].metadata_path, path])
+    fleet.restart_replicas(sp=sp)
+    cookie = sign_in(fleet, saml, idp="idp2")
+    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
+    assert r.status_code == 302 and r.headers["Location"] == "/done"
+    assert fleet.count_in_logs("slo=none") == 1
+    assert not store.exists(session_key(cookie))
+
+
+@pytest.mark.backends("redis")
+@pytest.mark.expect_log("RSP01034")
+def test_logout_store_down_fails_closed(fleet, saml, store):
+    cookie = sign_in(fleet, saml)
+    store.stop_all()
+    try:
+        r = get(fleet.public + harness.ENDPOINT + "/logout", cookie=cookie)
+        assert r.status_code == 503 and r.headers.get("Retry-After")
+    finally:
+        store.start_all()
+
+
+# --------------------------------------------------------------------------
+# IdP-initiated
+# --------------------------------------------------------------------------
+
+def test_idp_initiated_logout_ends_the_named_sessions_on_every_replica(fleet, saml, store):
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    a1 = sign_in(fleet, saml, session_index="SI-A")
+    a2 = sign_in(fleet, saml, session_index="SI-A")     # same IdP session, 2nd browser
+    a3 = sign_in(fleet, saml, session_index="SI-B")
+    bob = sign_in(fleet, saml, name_id="bob", session_index="SI-A")
+    r1, r2, r3 = fleet.replicas
+
+    url, rid = idp.logout_request_url(md, "alice", session_index="SI-A", relay_state="rs-1")
+    r = get(local(url, r3.base_url))
+    assert r.status_code == 302, r.text[:300]
+    info = idp.process_logout_response(md, r.headers["Location"])
+    assert info["in_response_to"] == rid
+    assert info["status"] == saml.testidp.STATUS_SUCCESS
+    assert info["relay_state"] == "rs-1"
+    assert info["issuer"] == fleet.entity_id
+    assert refused_everywhere(fleet, saml, a1) and refused_everywhere(fleet, saml, a2)
+    assert signed_in_everywhere(fleet, a3, "alice")
+    assert signed_in_everywhere(fleet, bob, "bob")
+    assert fleet.count_in_logs("sessions-ended=2") == 1
+
+    # no SessionIndex: every session of the NameID
+    url, rid = idp.logout_request_url(md, "alice")
+    r = get(local(url, r1.base_url))
+    assert r.status_code == 302
+    assert idp.process_logout_response(md, r.headers["Location"])["status"] == \
+        saml.testidp.STATUS_SUCCESS
+    assert refused_everywhere(fleet, saml, a3)
+    assert signed_in_everywhere(fleet, bob, "bob")
+    assert fleet.count_in_logs("sessions-ended=1") == 1
+
+
+@pytest.mark.expect_log("RSP01035")
+def test_idp_logout_request_must_be_signed_by_the_idp(fleet, saml, store):
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="SI-X")
+    url, _ = idp.logout_request_url(md, "alice", session_index="SI-X")
+    for bad in (idp.tamper_redirect(url),
+                idp.logout_request_url(md, "alice", session_index="SI-X", sign=False)[0],
+                saml.idps["rogue"].logout_request_url(md, "alice", session_index="SI-X")[0],
+                saml.idps["unknown"].logout_request_url(md, "alice", session_index="SI-X")[0]):
+        r = get(local(bad, fleet.public))
+        assert r.status_code == 400, r.status_code
+    assert fleet.count_in_logs("RSP01035") == 4
+    assert signed_in_everywhere(fleet, cookie, "alice")
+    # neither or both messages
+    assert get(fleet.public + harness.ENDPOINT + "/slo").status_code == 400
+    assert fleet.count_in_logs("check=binding") == 1
+
+
+def test_logout_of_a_session_without_session_index(fleet, saml, store):
+    """An assertion without SessionIndex: the LogoutRequest names the NameID
+    only, and the IdP's NameID-wide LogoutRequest finds the session."""
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="")
+    r = get(fleet.public + harness.ENDPOINT + "/logout", cookie=cookie)
+    assert r.status_code == 302
+    _, info = idp.answer_logout_request(md, r.headers["Location"])
+    assert info["name_id"] == "alice" and info["session_indexes"] == []
+    other = sign_in(fleet, saml, session_index="")
+    url, _ = idp.logout_request_url(md, "alice")
+    assert get(local(url, fleet.public)).status_code == 302
+    assert refused_everywhere(fleet, saml, other)
+
+
+def resign(url, key_path, alg):
+    """url with its SigAlg/Signature replaced: signed with key_path by
+    openssl over the raw SAMLRequest[&RelayState]&SigAlg octets."""
+    import base64
+    import subprocess
+    algs = {"sha1": "http://www.w3.org/2000/09/xmldsig#rsa-sha1",
+            "sha512": "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512"}
+    base, query = url.split("?", 1)
+    keep = [p for p in query.split("&") if not p.startswith(("SigAlg=", "Signature="))]
+    signed = "&".join(keep + ["SigAlg=" + urllib.parse.quote(algs[alg], safe="")])
+    sig = subprocess.run(["openssl", "dgst", "-" + alg, "-sign", key_path],
+                         input=signed.encode(), capture_output=True, check=True,
+                         timeout=30).stdout
+    return "%s?%s&Signature=%s" % (base, signed,
+                                   urllib.parse.quote(base64.b64encode(sig).decode(), safe=""))
+
+
+@pytest.mark.expect_log("RSP01035")
+def test_idp_logout_request_signature_rules(fleet, saml, store):
+    """RSA-SHA1 is refused; RelayState is covered by the signature; a
+    parameter given twice is refused; a re-signed RSA-SHA512 request (the
+    positive control of the re-signing) is accepted."""
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="SI-R")
+    url, _ = idp.logout_request_url(md, "alice", session_index="SI-R", relay_state="keep")
+    sha1 = resign(url, idp.key_path, "sha1")
+    assert get(local(sha1, fleet.public)).status_code == 400
+    assert fleet.count_in_logs("is not accepted") == 1
+    moved = url.replace("RelayState=keep", "RelayState=kept")
+    assert moved != url
+    assert get(local(moved, fleet.public)).status_code == 400
+    twice = url + "&RelayState=keep"
+    assert get(local(twice, fleet.public)).status_code == 400
+    assert fleet.count_in_logs("RSP01035") == 3
+    assert signed_in_everywhere(fleet, cookie, "alice")
+    ok = get(local(resign(url, idp.key_path, "sha512"), fleet.public))
+    assert ok.status_code == 302
+    assert refused_everywhere(fleet, saml, cookie)
