@@ -139,6 +139,12 @@ int rsp_refuse_response(request_rec *r, const char *check, const char *detail);
 
 /* ---- SP-initiated login (mod_replay_sp_login.c) ---- */
 
+/* The ReturnTo argument of <path>/login or <path>/logout (endpoint names
+ * which, for the log): default "/", checked as a redirect target. OK, or
+ * 400 with a tagged line (RSP01030 malformed, RSP01031 refused target). */
+int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
+                  const char **return_to);
+
 /* Store a pending AuthnRequest for idp (NULL: the first IdP) and answer
  * with the redirect to the IdP; return_to must have been checked. */
 int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,

@@ -124,32 +124,50 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     return HTTP_MOVED_TEMPORARILY;
 }
 
+int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
+                  const char **return_to)
+{
+    const char *why;
+    int bad = 0;
+
+    *return_to = rsp_query_arg(r, "ReturnTo", &bad);
+    if (bad) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                      "%s refused: malformed or repeated ReturnTo (client %s)",
+                      endpoint, r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (!*return_to) {
+        *return_to = "/";
+    }
+    if ((why = rsp_redirect_refused(r, dc, *return_to)) != NULL) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01031)
+                      "redirect target refused: ReturnTo of %s: %s "
+                      "(client %s)", endpoint, why, r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    return OK;
+}
+
 /* <path>/login?ReturnTo=...&IdP=... */
 int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
 {
-    const char *return_to, *idp, *why;
-    int bad = 0, i;
+    const char *return_to, *idp;
+    int bad = 0, i, rc;
 
     if (r->method_number != M_GET) {
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
-    return_to = rsp_query_arg(r, "ReturnTo", &bad);
     idp = rsp_query_arg(r, "IdP", &bad);
     if (bad) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
-                      "login refused: malformed or repeated ReturnTo or IdP "
-                      "(client %s)", r->useragent_ip);
+                      "login refused: malformed or repeated IdP (client %s)",
+                      r->useragent_ip);
         return HTTP_BAD_REQUEST;
     }
-    if (!return_to) {
-        return_to = "/";
-    }
-    if ((why = rsp_redirect_refused(r, dc, return_to)) != NULL) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01031)
-                      "redirect target refused: ReturnTo of login: %s "
-                      "(client %s)", why, r->useragent_ip);
-        return HTTP_BAD_REQUEST;
+    if ((rc = rsp_return_to(r, dc, "login", &return_to)) != OK) {
+        return rc;
     }
     if (idp) {
         for (i = 0; i < dc->sp->def.idp_ids->nelts; i++) {

@@ -264,30 +264,17 @@ int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *return_to, *why, *err, *slo = "none", *to;
+    const char *return_to, *err, *slo = "none", *to;
     rsp_session_t *sess;
-    int bad = 0;
+    int rc;
 
     if (r->method_number != M_GET) {
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    return_to = rsp_query_arg(r, "ReturnTo", &bad);
-    if (bad) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
-                      "logout refused: malformed or repeated ReturnTo "
-                      "(client %s)", r->useragent_ip);
-        return HTTP_BAD_REQUEST;
-    }
-    if (!return_to) {
-        return_to = "/";
-    }
-    if ((why = rsp_redirect_refused(r, dc, return_to)) != NULL) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01031)
-                      "redirect target refused: ReturnTo of logout: %s "
-                      "(client %s)", why, r->useragent_ip);
-        return HTTP_BAD_REQUEST;
+    if ((rc = rsp_return_to(r, dc, "logout", &return_to)) != OK) {
+        return rc;
     }
     if (!sc->store) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
