@@ -123,9 +123,7 @@ static void poll_store(monitor_t *m, watched_t *w, apr_pool_t *p)
             if (w->store.url->kind == RSP_STORE_MEMCACHE) {
                 rsp_server_t *sv = &APR_ARRAY_IDX(w->store.url->servers, i,
                                                   rsp_server_t);
-                apr_snprintf(h->name, sizeof(h->name),
-                             strchr(sv->host, ':') ? "[%s]:%d" : "%s:%d",
-                             sv->host, sv->port);
+                apr_cpystrn(h->name, sv->name, sizeof(h->name));
             }
             else {
                 apr_cpystrn(h->name, w->store.url->display, sizeof(h->name));

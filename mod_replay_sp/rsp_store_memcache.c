@@ -97,9 +97,7 @@ static apr_status_t mc_child_init(rsp_store_t *st, apr_pool_t *pchild,
     for (i = 0; i < impl->n; i++) {
         server_t *sv = &impl->servers[i];
         sv->server = &APR_ARRAY_IDX(list, i, rsp_server_t);
-        sv->name = apr_psprintf(pchild, strchr(sv->server->host, ':')
-                                ? "[%s]:%d" : "%s:%d", sv->server->host,
-                                sv->server->port);
+        sv->name = sv->server->name;
         rv = apr_reslist_create(&sv->conns, 0, max_conns, max_conns, 0,
                                 conn_make, conn_free, st, pchild);
         if (rv != APR_SUCCESS) {

@@ -155,9 +155,10 @@ static apr_status_t parse_memcache(rsp_store_url_t *u, apr_pool_t *p,
         if (u->servers->nelts >= RSP_MAX_SERVERS) {
             FAIL("too many servers");
         }
+        sv.name = hostport_display(p, sv.host, sv.port);
         APR_ARRAY_PUSH(u->servers, rsp_server_t) = sv;
         u->display = apr_pstrcat(p, u->display, u->servers->nelts > 1 ? "," : "",
-                                 hostport_display(p, sv.host, sv.port), NULL);
+                                 sv.name, NULL);
         if (!comma) {
             break;
         }

@@ -18,6 +18,7 @@ typedef enum {
 typedef struct {
     const char *host;
     int port;
+    const char *name;     /* "host:port" or "[v6]:port", for logs */
 } rsp_server_t;
 
 typedef struct {

@@ -249,12 +249,15 @@ START_TEST(test_memcache_servers_in_order)
     sv = &APR_ARRAY_IDX(u->servers, 0, rsp_server_t);
     ck_assert_str_eq(sv->host, "mc-b.example");
     ck_assert_int_eq(sv->port, 11212);
+    ck_assert_str_eq(sv->name, "mc-b.example:11212");
     sv = &APR_ARRAY_IDX(u->servers, 1, rsp_server_t);
     ck_assert_str_eq(sv->host, "10.0.0.1");
     ck_assert_int_eq(sv->port, 11211);
+    ck_assert_str_eq(sv->name, "10.0.0.1:11211");
     sv = &APR_ARRAY_IDX(u->servers, 2, rsp_server_t);
     ck_assert_str_eq(sv->host, "::1");
     ck_assert_int_eq(sv->port, 11213);
+    ck_assert_str_eq(sv->name, "[::1]:11213");
     ck_assert_str_eq(u->display,
                      "memcache://mc-b.example:11212,10.0.0.1:11211,[::1]:11213");
 }
