@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,12 +28,13 @@ def step(msg):
     print("\n== %s" % msg, flush=True)
 
 
-def start_idp(workdir, sp_entity_id, acs_url):
+def start_idp(workdir, sp_entity_id, acs_url, sp_metadata_url):
     """The test IdP as an HTTP server; returns (process, base URL)."""
     proc = subprocess.Popen(
         ["/usr/bin/python3", os.path.join(REPO, "tests", "idp", "rsp_testidp.py"),
          "serve", "--quiet", "--workdir", workdir, "--sp-entity-id", sp_entity_id,
-         "--acs-url", acs_url, "--port", "0"],
+         "--acs-url", acs_url, "--port", "0",
+         "--sp-metadata-url", sp_metadata_url],
         stdout=subprocess.PIPE, text=True)
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -66,7 +68,8 @@ def main():
                               sp={"entity_id": None, "key_file": key, "cert_file": cert,
                                   "idp_metadata": [idp.metadata_path]})
         fleet.sp["entity_id"] = fleet.public + "/saml/metadata"
-        idp_proc, idp_url = start_idp(idp.workdir, fleet.entity_id, fleet.acs_url)
+        idp_proc, idp_url = start_idp(idp.workdir, fleet.entity_id, fleet.acs_url,
+                                      fleet.public + "/saml/metadata")
         fleet.sp["idp_metadata"] = [idp.metadata_path]
         fleet._configure_replicas()
         fleet.start()
@@ -76,9 +79,13 @@ def main():
             print("%-10s %s" % (name, url))
         print("test IdP   %s" % idp_url)
 
-        step("signing in: the IdP posts a signed response to the ACS through the balancer")
-        page = urllib.request.urlopen(
-            idp_url + "/idp/sso?user=alice&RelayState=/app/page.html", timeout=10).read().decode()
+        step("signing in: a protected page sends the browser to the IdP with an "
+             "AuthnRequest; the IdP posts a signed response to the ACS")
+        start = requests.get(fleet.public + "/app/page.html", allow_redirects=False, timeout=10)
+        print("GET /app/page.html (no session) -> %d, to %s..."
+              % (start.status_code, start.headers.get("Location", "")[:60]))
+        page = urllib.request.urlopen(start.headers["Location"] + "&user=alice",
+                                      timeout=10).read().decode()
         fields = form_fields(page)
         r = requests.post(fleet.acs_url, data=fields, allow_redirects=False, timeout=10)
         cookie = r.cookies.get(harness.COOKIE_NAME)
@@ -112,7 +119,27 @@ def main():
         print("%d replays, %d accepted, %d refused with 403"
               % (len(rows), accepted, sum(1 for row in rows if row[2] == 403)))
 
-        step("what the replicas logged (the sign-in, then every refusal)")
+        step("signing out on one replica: the session is gone from the store, so "
+             "every replica refuses the cookie")
+        first = fleet.replicas[0]
+        out = requests.get(first.base_url + "/saml/logout?ReturnTo=%2F",
+                           cookies={harness.COOKIE_NAME: cookie}, allow_redirects=False,
+                           timeout=10)
+        print("GET /saml/logout on %s -> %d, to the IdP's single logout service"
+              % (first.name, out.status_code))
+        back = requests.get(out.headers["Location"], allow_redirects=False, timeout=10)
+        done = requests.get(fleet.public + urllib.parse.urlsplit(back.headers["Location"]).path
+                            + "?" + urllib.parse.urlsplit(back.headers["Location"]).query,
+                            allow_redirects=False, timeout=10)
+        print("the IdP's LogoutResponse -> %d, back to %s"
+              % (done.status_code, done.headers.get("Location")))
+        for name, url in fleet.targets():
+            g = requests.get(url + "/app/page.html", cookies={harness.COOKIE_NAME: cookie},
+                             allow_redirects=False, timeout=10)
+            print("GET /app/page.html on %-9s -> %d (%s)"
+                  % (name, g.status_code, "to the IdP" if g.status_code == 302 else "?"))
+
+        step("what the replicas logged (the sign-in, every refusal, the sign-out)")
         time.sleep(0.2)
         for name, lines in fleet.new_log_lines().items():
             for line in lines:

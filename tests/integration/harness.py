@@ -187,6 +187,16 @@ def claim_key(issuer, assertion_id, prefix=KEY_PREFIX):
     return prefix + "a:" + b64url_nopad(hashlib.sha256(issuer + b"\x00" + assertion_id).digest())
 
 
+def logout_index_key(issuer, name_id, session_index=None, prefix=KEY_PREFIX):
+    """<prefix>n: + base64url(SHA-256(issuer 0x00 name_id [0x00 session_index])):
+    the logout index entries a sign-in appends to (with session_index "" when
+    the assertion has none, and None for the NameID-wide one)."""
+    data = issuer.encode("utf-8") + b"\x00" + name_id.encode("utf-8")
+    if session_index is not None:
+        data += b"\x00" + session_index.encode("utf-8")
+    return prefix + "n:" + b64url_nopad(hashlib.sha256(data).digest())
+
+
 def session_key(cookie_value, prefix=KEY_PREFIX):
     """<prefix>s: + base64url(SHA-256(cookie value)), no padding."""
     return prefix + "s:" + b64url_nopad(hashlib.sha256(cookie_value.encode("utf-8")).digest())
@@ -208,18 +218,58 @@ def module_path():
 # Redis: a tiny RESP2 client and a server process
 # --------------------------------------------------------------------------
 
+class LineClient:
+    """One socket and a buffered reader of CRLF-framed replies (what the
+    Redis and memcached clients share). Subclasses connect (_connect sets
+    self._sock) and name the server (WHAT) for errors."""
+
+    WHAT = "the server"
+
+    def __init__(self, timeout):
+        self.timeout = timeout
+        self._sock = None
+        self._buf = b""
+
+    def close(self):
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock, self._buf = None, b""
+
+    def _fill(self):
+        chunk = self._sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("%s closed the connection" % self.WHAT)
+        self._buf += chunk
+
+    def _raw_line(self):
+        while b"\r\n" not in self._buf:
+            self._fill()
+        line, self._buf = self._buf.split(b"\r\n", 1)
+        return line
+
+    def _exact(self, n):
+        """n bytes of data and the CRLF after them."""
+        while len(self._buf) < n + 2:
+            self._fill()
+        data, self._buf = self._buf[:n], self._buf[n + 2:]
+        return data
+
+
 class RedisError(Exception):
     """An error reply (-ERR ..., -OOM ..., -READONLY ...)."""
 
 
-class RedisClient:
+class RedisClient(LineClient):
     """Minimal RESP2 client over TCP or a unix socket. One connection,
     reconnects lazily after an I/O error. Not thread-safe."""
 
+    WHAT = "redis"
+
     def __init__(self, host="127.0.0.1", port=None, unix_path=None, timeout=5.0):
-        self.host, self.port, self.unix_path, self.timeout = host, port, unix_path, timeout
-        self._sock = None
-        self._buf = b""
+        super().__init__(timeout)
+        self.host, self.port, self.unix_path = host, port, unix_path
 
     def _connect(self):
         if self.unix_path:
@@ -229,13 +279,6 @@ class RedisClient:
         else:
             s = socket.create_connection((self.host, self.port), timeout=self.timeout)
         self._sock, self._buf = s, b""
-
-    def close(self):
-        if self._sock is not None:
-            try:
-                self._sock.close()
-            finally:
-                self._sock, self._buf = None, b""
 
     @staticmethod
     def _encode(args):
@@ -248,23 +291,7 @@ class RedisClient:
             out.append(b"$%d\r\n%s\r\n" % (len(a), a))
         return b"".join(out)
 
-    def _fill(self):
-        chunk = self._sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("redis closed the connection")
-        self._buf += chunk
-
-    def _line(self):
-        while b"\r\n" not in self._buf:
-            self._fill()
-        line, self._buf = self._buf.split(b"\r\n", 1)
-        return line
-
-    def _exact(self, n):
-        while len(self._buf) < n + 2:
-            self._fill()
-        data, self._buf = self._buf[:n], self._buf[n + 2:]
-        return data
+    _line = LineClient._raw_line
 
     def _reply(self):
         line = self._line()
@@ -417,44 +444,25 @@ def _mc_key(key):
     return key.encode("utf-8") if isinstance(key, str) else key
 
 
-class MemcacheClient:
+class MemcacheClient(LineClient):
     """Minimal memcached client (text and meta protocol, memcached >= 1.6)
     over one TCP connection; reconnects lazily after an I/O error. Not
     thread-safe. Every read is bounded by ``timeout`` (socket timeout)."""
 
+    WHAT = "memcached"
+
     def __init__(self, host="127.0.0.1", port=None, timeout=5.0):
-        self.host, self.port, self.timeout = host, port, timeout
-        self._sock = None
-        self._buf = b""
+        super().__init__(timeout)
+        self.host, self.port = host, port
 
     def _connect(self):
         self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
         self._buf = b""
 
-    def close(self):
-        if self._sock is not None:
-            try:
-                self._sock.close()
-            finally:
-                self._sock, self._buf = None, b""
-
-    def _fill(self):
-        chunk = self._sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("memcached closed the connection")
-        self._buf += chunk
-
     def _line(self):
-        while b"\r\n" not in self._buf:
-            self._fill()
-        line, self._buf = self._buf.split(b"\r\n", 1)
-        return line.decode("utf-8", "replace")
+        return self._raw_line().decode("utf-8", "replace")
 
-    def _data(self, n):
-        while len(self._buf) < n + 2:
-            self._fill()
-        data, self._buf = self._buf[:n], self._buf[n + 2:]
-        return data
+    _data = LineClient._exact
 
     def _io(self, payload, reader):
         """Send payload, return reader(); close the connection on any error

@@ -35,10 +35,18 @@ TWO = pytest.mark.backends("memcached2")
 ONE = pytest.mark.backends("memcached1")
 
 
-def mint_on(saml, store, index, idp="idp1", **kw):
+def mint_on(saml, store, index, idp="idp1", index_on=None, **kw):
     """A fresh response whose claim key maps to server ``index`` (the
-    assertion ID is chosen by trial: each try has a 1/N chance)."""
+    assertion ID is chosen by trial: each try has a 1/N chance); with
+    ``index_on``, its two logout index keys map to that server (NameID and
+    SessionIndex chosen the same way)."""
     issuer = saml.idps[idp].entity_id
+    if index_on is not None:
+        name = next(n for n in ("user%d" % i for i in range(200))
+                    if store.index_of(harness.logout_index_key(issuer, n)) == index_on)
+        si = next(x for x in (saml.testidp.random_id() for _ in range(200))
+                  if store.index_of(harness.logout_index_key(issuer, name, x)) == index_on)
+        kw.update(name_id=name, session_index=si)
     for _ in range(200):
         aid = saml.testidp.random_id()
         if store.index_of(claim_key(issuer, aid)) == index:
@@ -83,7 +91,13 @@ def test_keys_live_on_the_server_the_formula_names(fleet, saml, store):
         assert i == harness.memcache_server_index(k, 2)
         assert store.holders(k) == [i], (k, i, store.holders(k))
         assert [j for j, ks in listed.items() if k in ks] == [i], k
-    assert sorted(keys) == sorted(listed[0] + listed[1])
+    claims_and_sessions = [k for ks in listed.values() for k in ks
+                           if k.startswith((harness.KEY_PREFIX + "a:", harness.KEY_PREFIX + "s:"))]
+    assert sorted(keys) == sorted(claims_and_sessions)
+    # the other keys of a sign-in (its logout index entries) too
+    for j, ks in listed.items():
+        for k in ks:
+            assert harness.memcache_server_index(k, 2) == j, k
     # 24 keys on one server only: probability 2**-23
     assert listed[0] and listed[1], listed
     print("keys per server: %s" % {store.servers[i].address: len(ks) for i, ks in listed.items()})
@@ -139,7 +153,9 @@ def test_server_holding_a_claim_stopped_replay_503_live_keys_work_then_recovers(
     results = []
     for i in range(N_SIGN_INS):
         idx = live if i % 2 == 0 else dead
-        mi = mint_on(saml, store, idx)
+        # its logout index entries on the live server: the session key
+        # alone decides (a sign-in writes them before its session)
+        mi = mint_on(saml, store, idx, index_on=live)
         r = post_acs(fleet.public, mi.b64, relay_state=PAGE)
         results.append((mi, idx, r.status_code, session_cookie(r)[0]))
     ok, live_claim_refused = [], []
