@@ -346,6 +346,62 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
     return HTTP_MOVED_TEMPORARILY;
 }
 
+/* An IdP's LogoutRequest is taken once, while fresh: issued no earlier
+ * than ReplaySPRequestLifetime + skew ago (and not in the future beyond
+ * the skew), before its NotOnOrAfter; its ID is claimed for that long
+ * (<prefix>i:<hash of IdP and ID>), so a captured request cannot end
+ * sessions again. OK, 400 (RSP01035) or 503 (RSP01034). */
+static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
+                           const rsp_logout_request_t *req)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    apr_time_t now = apr_time_now();
+    apr_interval_time_t skew = apr_time_from_sec(rsp_cfg_skew(dc));
+    apr_interval_time_t life = apr_time_from_sec(rsp_cfg_request_lifetime(dc));
+    apr_size_t il = strlen(req->issuer), dl = strlen(req->id);
+    char *buf = apr_palloc(r->pool, il + 1 + dl);
+    const char *key, *err, *mark;
+    int won = 0;
+
+    if (req->issue_instant > now + skew) {
+        return refuse_request(r, "not-yet-valid", apr_psprintf(
+            r->pool, "IssueInstant %s is in the future",
+            rsp_format_time(r->pool, req->issue_instant)));
+    }
+    if (req->issue_instant + life + skew <= now
+        || (req->not_on_or_after && req->not_on_or_after + skew <= now)) {
+        return refuse_request(r, "expired", apr_psprintf(
+            r->pool, "issued %s%s%s; ReplaySPRequestLifetime %"
+            APR_INT64_T_FMT " s, skew %" APR_INT64_T_FMT " s",
+            rsp_format_time(r->pool, req->issue_instant),
+            req->not_on_or_after ? ", NotOnOrAfter " : "",
+            req->not_on_or_after
+                ? rsp_format_time(r->pool, req->not_on_or_after) : "",
+            rsp_cfg_request_lifetime(dc), rsp_cfg_skew(dc)));
+    }
+    memcpy(buf, req->issuer, il);
+    buf[il] = '\0';
+    memcpy(buf + il + 1, req->id, dl);
+    key = apr_pstrcat(r->pool, rsp_cfg_prefix(sc), "i:",
+                      rsp_sha256_b64url(r->pool, buf, il + 1 + dl), NULL);
+    mark = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT, rsp_replica(r),
+                        apr_time_sec(now));
+    /* Kept until the request could no longer pass the freshness test. */
+    if (rsp_store_claim(sc->store, r->pool, key, mark,
+                        apr_time_as_msec(req->issue_instant + life + 2 * skew
+                                         - now) + 1, &won, &err)
+        != APR_SUCCESS) {
+        return logout_store_failed(r, "cannot record the LogoutRequest", err);
+    }
+    if (!won) {
+        return refuse_request(r, "replayed", apr_psprintf(
+            r->pool, "LogoutRequest %s from %s was already taken",
+            rsp_short_hash(r->pool, req->id), req->issuer));
+    }
+    return OK;
+}
+
 /* The IdP ends sessions: every session of the NameID with one of the
  * SessionIndexes, or all of the NameID's when none is given. */
 static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
@@ -371,6 +427,11 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
     if (rv != APR_SUCCESS) {
         rsp_sp_server_release(dc->sp, res);
         return refuse_request(r, check, detail);
+    }
+    if ((rc = fresh_and_first(r, dc, &req)) != OK) {
+        rsp_saml_slo_free(slo, r->pool);
+        rsp_sp_server_release(dc->sp, res);
+        return rc;
     }
     if (req.session_indexes->nelts == 0) {
         rv = end_indexed(r, sc->store,

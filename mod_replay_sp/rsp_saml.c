@@ -1194,6 +1194,12 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     req->name_id = apr_pstrdup(p, lr->NameID->content);
     req->name_id_format = lr->NameID->Format
         ? apr_pstrdup(p, lr->NameID->Format) : NULL;
+    if (!ra->IssueInstant
+        || rsp_parse_time(&req->issue_instant, ra->IssueInstant) != APR_SUCCESS
+        || !opt_time(lr->NotOnOrAfter, &req->not_on_or_after)) {
+        REFUSE("xml", "LogoutRequest without a valid IssueInstant, or with a "
+               "malformed NotOnOrAfter");
+    }
     req->session_indexes = apr_array_make(p, 2, sizeof(const char *));
     indexes = lasso_samlp2_logout_request_get_session_indexes(lr);
     for (it = indexes; it; it = it->next) {

@@ -162,6 +162,8 @@ typedef struct {
     const char *name_id;
     const char *name_id_format;
     apr_array_header_t *session_indexes; /* const char *; may be empty */
+    apr_time_t issue_instant;
+    apr_time_t not_on_or_after;          /* 0: absent */
 } rsp_logout_request_t;
 
 /* An IdP's LogoutRequest (query, HTTP-Redirect): from a known IdP,

@@ -6,6 +6,7 @@ index in the store) and is answered with a signed LogoutResponse."""
 
 import os
 import re
+import time
 import urllib.parse
 
 import pytest
@@ -303,4 +304,42 @@ def test_idp_logout_request_signature_rules(fleet, saml, store):
     assert signed_in_everywhere(fleet, cookie, "alice")
     ok = get(local(resign(url, idp.key_path, "sha512"), fleet.public))
     assert ok.status_code == 302
+    assert refused_everywhere(fleet, saml, cookie)
+
+
+@pytest.mark.expect_log("RSP01035")
+def test_idp_logout_request_taken_once(fleet, saml, store):
+    """The same LogoutRequest again (a captured one) is refused, even for a
+    session made after it; the first one worked."""
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    sign_in(fleet, saml, session_index="SI-once")
+    url, _ = idp.logout_request_url(md, "alice", session_index="SI-once")
+    assert get(local(url, fleet.replicas[0].base_url)).status_code == 302
+    again = sign_in(fleet, saml, session_index="SI-once")
+    r = get(local(url, fleet.replicas[1].base_url))
+    assert r.status_code == 400
+    assert fleet.count_in_logs("check=replayed") == 1
+    assert signed_in_everywhere(fleet, again, "alice")
+    assert len(store.keys(KEY_PREFIX + "i:")) == 1
+
+
+@pytest.mark.backends("redis")
+@pytest.mark.expect_log("RSP01035")
+def test_idp_logout_request_must_be_fresh(fleet, saml, store):
+    """A LogoutRequest older than ReplaySPRequestLifetime + skew is refused
+    (here 5 s + 0 s)."""
+    fleet.restart_replicas(location_extra="ReplaySPRequestLifetime 5\nReplaySPClockSkew 0")
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="SI-old")
+    url, _ = idp.logout_request_url(md, "alice", session_index="SI-old")
+    time.sleep(6.2)
+    r = get(local(url, fleet.public))
+    assert r.status_code == 400
+    assert fleet.count_in_logs("check=expired") == 1
+    assert signed_in_everywhere(fleet, cookie, "alice")
+    # a fresh one works
+    url, _ = idp.logout_request_url(md, "alice", session_index="SI-old")
+    assert get(local(url, fleet.public)).status_code == 302
     assert refused_everywhere(fleet, saml, cookie)
