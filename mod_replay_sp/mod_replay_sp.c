@@ -207,9 +207,15 @@ apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
     apr_status_t rv;
 
     if (!sp->servers) {
-        return APR_EGENERAL;
+        rv = APR_EGENERAL;
     }
-    if ((rv = apr_reslist_acquire(sp->servers, slot)) != APR_SUCCESS) {
+    else {
+        rv = apr_reslist_acquire(sp->servers, slot);
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RSP_LOGNO(01017)
+                      "no Lasso server available for SP %s",
+                      sp->def.entity_id);
         return rv;
     }
     s = *slot;
@@ -358,52 +364,57 @@ const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
                               dc->redirect_domains);
 }
 
+const char *rsp_form_value(apr_pool_t *p, const char *s, const char *name,
+                           const char **why)
+{
+    const char *pair = s, *found = NULL, *end = NULL;
+    apr_size_t n = strlen(name);
+    char *v;
+
+    while (pair && *pair) {
+        const char *next = strchr(pair, '&');
+        apr_size_t len = next ? (apr_size_t)(next - pair) : strlen(pair);
+        if (len >= n && !strncmp(pair, name, n)
+            && (len == n || pair[n] == '=')) {
+            if (found) {
+                *why = apr_psprintf(p, "%s given twice", name);
+                return NULL;
+            }
+            found = len == n ? pair + n : pair + n + 1;
+            end = pair + len;
+        }
+        pair = next ? next + 1 : NULL;
+    }
+    if (!found) {
+        return NULL;
+    }
+    v = apr_pstrmemdup(p, found, (apr_size_t)(end - found));
+    if (ap_unescape_urlencoded(v) != OK) {
+        *why = apr_psprintf(p, "bad escape in %s", name);
+        return NULL;
+    }
+    return v;
+}
+
 const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name)
 {
-    const char *f = rec, *end;
-    apr_size_t n = strlen(name);
+    const char *why = NULL;
 
-    while (f && *f) {
-        if (!strncmp(f, name, n) && f[n] == '=') {
-            char *v;
-            f += n + 1;
-            end = strchr(f, '&');
-            v = end ? apr_pstrndup(p, f, (apr_size_t)(end - f))
-                    : apr_pstrdup(p, f);
-            return ap_unescape_urlencoded(v) == OK ? v : NULL;
-        }
-        f = strchr(f, '&');
-        f = f ? f + 1 : NULL;
-    }
-    return NULL;
+    return rsp_form_value(p, rec, name, &why);
 }
 
 const char *rsp_query_arg(request_rec *r, const char *name, int *bad)
 {
-    char *args, *pair, *state = NULL;
-    const char *found = NULL;
-    apr_size_t n = strlen(name);
+    const char *why = NULL, *v;
 
     if (!r->args) {
         return NULL;
     }
-    args = apr_pstrdup(r->pool, r->args);
-    for (pair = apr_strtok(args, "&", &state); pair;
-         pair = apr_strtok(NULL, "&", &state)) {
-        if (strncmp(pair, name, n) != 0 || (pair[n] != '=' && pair[n])) {
-            continue;
-        }
-        if (found) {
-            *bad = 1;   /* which one would count? */
-            return NULL;
-        }
-        found = pair[n] ? pair + n + 1 : "";
-        if (ap_unescape_urlencoded((char *)found) != OK) {
-            *bad = 1;
-            return NULL;
-        }
+    v = rsp_form_value(r->pool, r->args, name, &why);
+    if (why) {
+        *bad = 1;
     }
-    return found;
+    return v;
 }
 
 int rsp_unavailable(request_rec *r)

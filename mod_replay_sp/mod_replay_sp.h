@@ -117,7 +117,8 @@ const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc);
 int rsp_unavailable(request_rec *r);
 
 /* This worker's Lasso server for sp (built on first use); give the slot
- * back with rsp_sp_server_release. */
+ * back with rsp_sp_server_release. A failure is logged here (RSP01012,
+ * RSP01017): callers only answer. */
 apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
                                    void **slot, rsp_lasso_server_t **server);
 void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);
@@ -127,11 +128,19 @@ void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);
 const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
                                  const char *target);
 
-/* A query argument of r (first occurrence, unescaped); NULL when absent.
- * *bad is set when the query is malformed or the argument is repeated. */
+/* The value of name in an application/x-www-form-urlencoded string (a
+ * query, a form body, a record of ours), unescaped; NULL when absent or
+ * refused, and then *why says why ("NAME given twice", "bad escape in
+ * NAME"; left alone when absent). Nothing but the value is copied. */
+const char *rsp_form_value(apr_pool_t *p, const char *s, const char *name,
+                           const char **why);
+
+/* A query argument of r (rsp_form_value); NULL when absent. *bad is set
+ * when it is badly escaped or repeated. */
 const char *rsp_query_arg(request_rec *r, const char *name, int *bad);
 
-/* One field of a record "v=1&a=x&b=y" (value URL-decoded), or NULL. */
+/* One field of a record "v=1&a=x&b=y" (value URL-decoded), or NULL
+ * (absent, repeated or badly escaped). */
 const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);
 
 /* 400 for a refused SAML message, logged with the stable check name. */

@@ -47,36 +47,18 @@ static int read_body(request_rec *r, apr_int64_t max, char **out)
 
 /* Take SAMLResponse and RelayState from an urlencoded form; a field given
  * twice is refused (which one would count?). */
-static const char *parse_form(request_rec *r, char *body, const char **saml,
-                              const char **relay)
+static const char *parse_form(request_rec *r, const char *body,
+                              const char **saml, const char **relay)
 {
-    char *pair, *state = NULL;
+    const char *why = NULL;
 
-    *saml = *relay = NULL;
-    for (pair = apr_strtok(body, "&", &state); pair;
-         pair = apr_strtok(NULL, "&", &state)) {
-        char *eq = strchr(pair, '=');
-        const char **slot;
-        if (!eq) {
-            continue;
-        }
-        *eq = '\0';
-        if (!strcmp(pair, "SAMLResponse")) {
-            slot = saml;
-        }
-        else if (!strcmp(pair, "RelayState")) {
-            slot = relay;
-        }
-        else {
-            continue;
-        }
-        if (*slot) {
-            return apr_psprintf(r->pool, "%s given twice", pair);
-        }
-        if (ap_unescape_urlencoded(eq + 1) != OK) {
-            return apr_psprintf(r->pool, "bad escape in %s", pair);
-        }
-        *slot = eq + 1;
+    *relay = NULL;
+    *saml = rsp_form_value(r->pool, body, "SAMLResponse", &why);
+    if (!why) {
+        *relay = rsp_form_value(r->pool, body, "RelayState", &why);
+    }
+    if (why) {
+        return why;
     }
     if (!*saml || !**saml) {
         return "no SAMLResponse in the form";
@@ -164,8 +146,6 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     cp.skew_s = rsp_cfg_skew(dc);
     cp.max_window_s = rsp_cfg_max_window(dc);
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
-                      "no Lasso server available for SP %s", cp.entity_id);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = rsp_saml_process_response(&a, r->pool, server, saml, &cp, &check,

@@ -92,9 +92,6 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
-                      "no Lasso server available for SP %s",
-                      dc->sp->def.entity_id);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = rsp_saml_authn_request(r->pool, server, idp,

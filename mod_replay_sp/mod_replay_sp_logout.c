@@ -321,9 +321,6 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
     int rc;
 
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
-                      "no Lasso server available for SP %s",
-                      dc->sp->def.entity_id);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = rsp_saml_logout_response_in(r->pool, server, &dc->sp->def, r->args, &lr, &check,
@@ -417,9 +414,6 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
     int i, ended = 0, rc = OK;
 
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01017)
-                      "no Lasso server available for SP %s",
-                      dc->sp->def.entity_id);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = rsp_saml_logout_request_in(&slo, r->pool, server, &dc->sp->def, r->args, &req,

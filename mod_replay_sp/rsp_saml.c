@@ -442,32 +442,43 @@ void rsp_saml_server_free(rsp_lasso_server_t *server)
 
 /* ---- processing a response ---- */
 
+/* Strict base64 (no whitespace): the decoded length, or -1. */
+static int strict_b64(const char *s)
+{
+    apr_size_t n = strlen(s), i, pad = 0;
+
+    if (n == 0 || n % 4 != 0) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '=' && i >= n - 2) {
+            pad++;
+        }
+        else if (pad || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+                          || (c >= '0' && c <= '9') || c == '+' || c == '/')) {
+            return -1;
+        }
+    }
+    return (int)(n / 4 * 3 - pad);
+}
+
 /* Standard base64 (whitespace allowed) whose decoded text starts with '<'. */
 static const char *check_base64(apr_pool_t *p, const char *b64)
 {
-    apr_size_t n = 0, pad = 0;
     const char *c;
     char *clean, *o, *dec;
     int declen;
 
     clean = o = apr_palloc(p, strlen(b64) + 1);
     for (c = b64; *c; c++) {
-        if (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n') {
-            continue;
+        if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
+            *o++ = *c;
         }
-        if (*c == '=') {
-            pad++;
-        }
-        else if (pad || !((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z')
-                          || (*c >= '0' && *c <= '9') || *c == '+' || *c == '/')) {
-            return "not base64";
-        }
-        *o++ = *c;
-        n++;
     }
     *o = '\0';
-    if (n == 0 || n % 4 != 0 || pad > 2) {
-        return "not base64 (bad length or padding)";
+    if (strict_b64(clean) < 0) {
+        return "not base64 (bad character, length or padding)";
     }
     dec = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean) + 1);
     declen = apr_base64_decode(dec, clean);
@@ -828,27 +839,6 @@ static const char *url_decode(apr_pool_t *p, const char *in)
     }
     *o = '\0';
     return out;
-}
-
-/* Strict base64 (no whitespace): the decoded length, or -1. */
-static int strict_b64(const char *s)
-{
-    apr_size_t n = strlen(s), i, pad = 0;
-
-    if (n == 0 || n % 4 != 0) {
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '=' && i >= n - 2) {
-            pad++;
-        }
-        else if (pad || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
-                          || (c >= '0' && c <= '9') || c == '+' || c == '/')) {
-            return -1;
-        }
-    }
-    return (int)(n / 4 * 3 - pad);
 }
 
 /* Split a raw query; NULL on success, else why it is refused. */

@@ -744,13 +744,8 @@ class TestIdP:
         (e.g. RequestDenied) before it looks at the signature verdict, so
         the verdict is read from the profile's signature status, and the
         query signature is also verified on its own beforehand."""
-        sp = parse_sp_metadata(sp_metadata_xml)
-        query = redirect_query(url_or_query)
-        params = _redirect_params(query, "SAMLResponse")
-        root = decode_redirect_message(params["SAMLResponse"])
-        if not _tag(root, "LogoutResponse"):
-            raise SAMLMessageError("SAMLResponse is not a LogoutResponse")
-        self._require_signature_params(params)
+        sp, query, params, root = self._incoming(
+            sp_metadata_xml, url_or_query, "SAMLResponse", "LogoutResponse")
         with _LASSO_LOCK:
             server = self._slo_server(sp_metadata_xml)
             self._verify_query(server, sp["entity_id"], query)
@@ -817,13 +812,9 @@ class TestIdP:
         if not sp["slo_url"]:
             raise SAMLMessageError("the SP metadata has no HTTP-Redirect "
                                    "SingleLogoutService")
-        query = redirect_query(url_or_query)
-        params = _redirect_params(query, "SAMLRequest")
-        root = decode_redirect_message(params["SAMLRequest"])
-        if not _tag(root, "LogoutRequest"):
-            raise SAMLMessageError("SAMLRequest is not a LogoutRequest")
+        _, query, params, root = self._incoming(
+            sp_metadata_xml, url_or_query, "SAMLRequest", "LogoutRequest", sp)
         info = _logout_request_info(root)
-        self._require_signature_params(params)
         with _LASSO_LOCK:
             server = self._slo_server(sp_metadata_xml)
             self._verify_query(server, sp["entity_id"], query)
@@ -874,13 +865,8 @@ class TestIdP:
         Returns {"id", "issuer", "acs_url", "protocol_binding",
         "destination", "relay_state", "sig_alg"}; raises SignatureError or
         SAMLMessageError."""
-        sp = parse_sp_metadata(sp_metadata_xml)
-        query = redirect_query(query)
-        params = _redirect_params(query, "SAMLRequest")
-        root = decode_redirect_message(params["SAMLRequest"])
-        if not _tag(root, "AuthnRequest"):
-            raise SAMLMessageError("SAMLRequest is not an AuthnRequest")
-        self._require_signature_params(params)
+        sp, query, params, root = self._incoming(
+            sp_metadata_xml, query, "SAMLRequest", "AuthnRequest")
         with _LASSO_LOCK:
             server = self._slo_server(sp_metadata_xml)
             self._verify_query(server, sp["entity_id"], query)
@@ -946,6 +932,21 @@ class TestIdP:
                                        % exc) from exc
             cache[k] = server
         return server
+
+    def _incoming(self, sp_metadata_xml, url_or_query, param, tag, sp=None):
+        """(sp, query, params, root) of an SP's HTTP-Redirect message: the
+        SP's metadata parsed, the query split, the message decoded and
+        checked to be a ``tag``, the signature parameters present (their
+        verdict is the caller's, under the Lasso lock)."""
+        sp = sp or parse_sp_metadata(sp_metadata_xml)
+        query = redirect_query(url_or_query)
+        params = _redirect_params(query, param)
+        root = decode_redirect_message(params[param])
+        if not _tag(root, tag):
+            raise SAMLMessageError("%s is not a%s %s"
+                                   % (param, "n" if tag[0] in "AEIOU" else "", tag))
+        self._require_signature_params(params)
+        return sp, query, params, root
 
     def _require_signature_params(self, params):
         if "Signature" not in params or "SigAlg" not in params:
