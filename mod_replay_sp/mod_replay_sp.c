@@ -129,7 +129,13 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                              input == RSP_SP_INPUT_KEY ? "ReplaySPKeyFile: "
                              : input == RSP_SP_INPUT_CERT ? "ReplaySPCertFile: "
                              : input == RSP_SP_INPUT_IDP
-                                 ? "ReplaySPIdPMetadataFile: " : "",
+                                 ? "ReplaySPIdPMetadataFile: "
+                             : input == RSP_SP_INPUT_ENC_KEY
+                                 ? "ReplaySPEncryptionKeyFile: "
+                             : input == RSP_SP_INPUT_ENC_CERT
+                                 ? "ReplaySPEncryptionCertFile: "
+                             : input == RSP_SP_INPUT_SHA1
+                                 ? "ReplaySPAllowSHA1: " : "",
                              err);
                 return HTTP_INTERNAL_SERVER_ERROR;
             }

@@ -14,7 +14,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01039 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01040 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -145,6 +145,11 @@ const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);
 
 /* 400 for a refused SAML message, logged with the stable check name. */
 int rsp_refuse_response(request_rec *r, const char *check, const char *detail);
+
+/* The warning (RSP01039) for a SHA-1 signature accepted under
+ * ReplaySPAllowSHA1; nothing when what is NULL. */
+void rsp_log_weak_signature(request_rec *r, const char *issuer,
+                            const char *what);
 
 /* ---- SP-initiated login (mod_replay_sp_login.c) ---- */
 

@@ -74,6 +74,17 @@ int rsp_refuse_response(request_rec *r, const char *check, const char *detail)
     return HTTP_BAD_REQUEST;
 }
 
+void rsp_log_weak_signature(request_rec *r, const char *issuer,
+                            const char *what)
+{
+    if (what) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01039)
+                      "SHA-1 signature accepted from IdP %s "
+                      "(ReplaySPAllowSHA1): %s (client %s)", issuer, what,
+                      r->useragent_ip);
+    }
+}
+
 /* Where a re-post by the browser that claimed the assertion goes: where
  * the first answer went, as far as the store still knows it. */
 static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
@@ -140,6 +151,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
 
     /* 1. Validate: Lasso (signature, issuer) and our checks. */
     now = apr_time_now();
+    cp.sp = &dc->sp->def;
     cp.entity_id = dc->sp->def.entity_id;
     cp.acs_url = rsp_endpoint_url(r, dc, "acs");
     cp.now = now;
@@ -154,6 +166,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     if (rv != APR_SUCCESS) {
         return rsp_refuse_response(r, check, detail);
     }
+    rsp_log_weak_signature(r, a->issuer, a->weak_signature);
     if (!a->in_response_to) {
         /* Unsolicited (IdP-initiated): only where allowed, and its
          * RelayState is a redirect target like any other. */

@@ -236,6 +236,7 @@ static rsp_sp_conf_t *section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc)
         rsp_srv_cfg_t *sc = srv_cfg(cmd);
         dc->sp = apr_pcalloc(cmd->pool, sizeof(*dc->sp));
         dc->sp->def.idp_files = apr_array_make(cmd->pool, 2, sizeof(char *));
+        dc->sp->def.enc_publish = RSP_UNSET;
         dc->sp->section = cmd->path ? apr_psprintf(cmd->pool, "section for %s",
                                                    cmd->path)
                                     : "server configuration";
@@ -287,6 +288,56 @@ static const char *set_sp_file(cmd_parms *cmd, void *mconfig, const char *arg)
                            " given twice in one section", NULL);
     }
     *slot = path;
+    return NULL;
+}
+
+/* ReplaySPEncryptionKeyFile PATH, ReplaySPEncryptionCertFile PATH
+ * [publish]: repeatable, in pairs (the Nth key with the Nth certificate);
+ * the pair whose certificate says "publish" (else the first) is the one
+ * the metadata offers, every key decrypts. */
+static const char *add_enc_file(cmd_parms *cmd, void *mconfig, const char *arg,
+                                const char *flag)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    apr_array_header_t **list = (intptr_t)cmd->info == 0
+        ? &sp->def.enc_key_files : &sp->def.enc_cert_files;
+
+    if (!path) {
+        return invalid(cmd, arg, "not a valid path");
+    }
+    if (flag && ((intptr_t)cmd->info == 0 || strcasecmp(flag, "publish") != 0)) {
+        return invalid(cmd, flag, (intptr_t)cmd->info == 0
+                       ? "a key file takes no option (mark its certificate "
+                         "with publish)"
+                       : "expected publish or nothing");
+    }
+    if (!*list) {
+        *list = apr_array_make(cmd->pool, 2, sizeof(const char *));
+    }
+    if (flag) {
+        if (sp->def.enc_publish >= 0) {
+            return invalid(cmd, flag, "only one certificate can be published");
+        }
+        sp->def.enc_publish = (*list)->nelts;
+    }
+    APR_ARRAY_PUSH(*list, const char *) = path;
+    return NULL;
+}
+
+/* ReplaySPAllowSHA1 IDP-ENTITY-ID...: checked against the SP's IdPs when
+ * the configuration is loaded. */
+static const char *add_sha1_idp(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    if (!*arg) {
+        return invalid(cmd, arg, "expected an IdP's entityID");
+    }
+    if (!sp->def.sha1_idps) {
+        sp->def.sha1_idps = apr_array_make(cmd->pool, 2, sizeof(const char *));
+    }
+    APR_ARRAY_PUSH(sp->def.sha1_idps, const char *) = arg;
     return NULL;
 }
 
@@ -428,6 +479,18 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPIdPMetadataFile", set_sp_file, (void *)2, ACCESS_CONF,
                   "SAML 2.0 metadata of a trusted IdP; repeat for several IdPs "
                   "(no default; at least one)"),
+    AP_INIT_TAKE12("ReplaySPEncryptionKeyFile", add_enc_file, (void *)0,
+                  ACCESS_CONF, "PEM RSA private key that decrypts assertions; "
+                  "repeat for key rollover, each with its "
+                  "ReplaySPEncryptionCertFile (default: the ReplaySPKeyFile "
+                  "pair also decrypts)"),
+    AP_INIT_TAKE12("ReplaySPEncryptionCertFile", add_enc_file, (void *)1,
+                   ACCESS_CONF, "PEM certificate of the Nth "
+                   "ReplaySPEncryptionKeyFile; 'publish' marks the one the "
+                   "metadata offers (default: the first)"),
+    AP_INIT_ITERATE("ReplaySPAllowSHA1", add_sha1_idp, NULL, ACCESS_CONF,
+                    "IdP entityIDs whose RSA-SHA1 signatures and SHA-1 "
+                    "digests are accepted, each use logged (default: none)"),
     AP_INIT_TAKE1("ReplaySPEndpointPath", set_endpoint, NULL, ACCESS_CONF,
                   "Path of the SP endpoints (acs, metadata, login, logout, "
                   "slo) (default /saml)"),

@@ -329,6 +329,7 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
     if (rv != APR_SUCCESS) {
         return rsp_refuse_response(r, check, detail);
     }
+    rsp_log_weak_signature(r, lr.issuer, lr.weak_signature);
     if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGOUT, lr.in_response_to,
                                   lr.issuer, relay, &pd)) != OK) {
         return rc;
@@ -422,6 +423,7 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
         rsp_sp_server_release(dc->sp, res);
         return refuse_request(r, check, detail);
     }
+    rsp_log_weak_signature(r, req.issuer, req.weak_signature);
     if ((rc = fresh_and_first(r, dc, &req)) != OK) {
         rsp_saml_slo_free(slo, r->pool);
         rsp_sp_server_release(dc->sp, res);

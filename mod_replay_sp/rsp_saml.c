@@ -38,6 +38,7 @@
 
 #include "rsp_log.h"
 #include "rsp_saml.h"
+#include "rsp_saml_shape.h"
 
 typedef struct {
     unsigned char *der;
@@ -186,41 +187,56 @@ static const char *xml_escape(apr_pool_t *p, const char *s)
     return out;
 }
 
-/* Check the key and certificate with OpenSSL; return the cert's DER in
- * base64 for metadata. */
-static apr_status_t check_keypair(rsp_saml_sp_t *sp, apr_pool_t *p,
-                                  rsp_sp_input_t *input, const char **err)
+/* A key pair read from PEM: the key must match the certificate (and be
+ * RSA when it is to decrypt: RSA-OAEP is the only key transport we take).
+ * *b64 is the certificate's DER in base64 (metadata), *fp its SHA-256
+ * fingerprint as openssl x509 -fingerprint -sha256 prints it. *bad_key
+ * tells which file the error is about. */
+static apr_status_t check_pair(apr_pool_t *p, const char *key_file,
+                               const char *key_pem, const char *cert_file,
+                               const char *cert_pem, int decrypts,
+                               const char **b64, const char **fp, int *bad_key,
+                               const char **err)
 {
-    BIO *kb = BIO_new_mem_buf(sp->key_pem, -1);
-    BIO *cb = BIO_new_mem_buf(sp->cert_pem, -1);
+    BIO *kb = BIO_new_mem_buf(key_pem, -1);
+    BIO *cb = BIO_new_mem_buf(cert_pem, -1);
     EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
     X509 *cert = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
-    unsigned char *der = NULL;
+    unsigned char *der = NULL, md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0, i;
     int derlen;
     apr_status_t rv = APR_EINVAL;
 
-    *input = !key ? RSP_SP_INPUT_KEY : RSP_SP_INPUT_CERT;
+    *bad_key = !key || (decrypts && EVP_PKEY_base_id(key) != EVP_PKEY_RSA);
     if (!key) {
         *err = apr_psprintf(p, "%s: not a PEM private key (or it is "
                             "encrypted: give an unencrypted key readable "
-                            "only by root)", sp->key_file);
+                            "only by root)", key_file);
+    }
+    else if (*bad_key) {
+        *err = apr_psprintf(p, "%s: not an RSA key (assertions are "
+                            "decrypted with RSA-OAEP only)", key_file);
     }
     else if (!cert) {
-        *err = apr_psprintf(p, "%s: not a PEM X.509 certificate",
-                            sp->cert_file);
+        *err = apr_psprintf(p, "%s: not a PEM X.509 certificate", cert_file);
     }
     else if (X509_check_private_key(cert, key) != 1) {
         *err = apr_psprintf(p, "%s does not match the certificate %s",
-                            sp->key_file, sp->cert_file);
+                            key_file, cert_file);
     }
-    else if ((derlen = i2d_X509(cert, &der)) <= 0) {
-        *err = apr_psprintf(p, "%s: cannot encode the certificate",
-                            sp->cert_file);
+    else if ((derlen = i2d_X509(cert, &der)) <= 0
+             || X509_digest(cert, EVP_sha256(), md, &mdlen) != 1) {
+        *err = apr_psprintf(p, "%s: cannot encode the certificate", cert_file);
     }
     else {
-        char *b64 = apr_palloc(p, (apr_size_t)apr_base64_encode_len(derlen));
-        apr_base64_encode_binary(b64, der, derlen);
-        sp->cert_b64 = b64;
+        char *b = apr_palloc(p, (apr_size_t)apr_base64_encode_len(derlen));
+        char *f = apr_palloc(p, mdlen * 3 + 1);
+        apr_base64_encode_binary(b, der, derlen);
+        for (i = 0; i < mdlen; i++) {
+            apr_snprintf(f + i * 3, 4, "%02X%s", md[i], i + 1 < mdlen ? ":" : "");
+        }
+        *b64 = b;
+        *fp = f;
         rv = APR_SUCCESS;
     }
     OPENSSL_free(der);
@@ -231,16 +247,106 @@ static apr_status_t check_keypair(rsp_saml_sp_t *sp, apr_pool_t *p,
     return rv;
 }
 
+/* The signing pair, then the decryption pairs (ReplaySPEncryptionKeyFile
+ * and ReplaySPEncryptionCertFile, the Nth key with the Nth certificate);
+ * without those the signing pair decrypts too. */
+static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
+                              rsp_sp_input_t *input, const char **err)
+{
+    const char *fp, *b64, *names = NULL;
+    apr_status_t rv;
+    int i, bad_key, n;
+
+    *input = RSP_SP_INPUT_KEY;
+    if ((rv = read_file(&sp->key_pem, p, sp->key_file, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    *input = RSP_SP_INPUT_CERT;
+    if ((rv = read_file(&sp->cert_pem, p, sp->cert_file, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    n = sp->enc_key_files ? sp->enc_key_files->nelts : 0;
+    if ((rv = check_pair(p, sp->key_file, sp->key_pem, sp->cert_file,
+                         sp->cert_pem, n == 0, &sp->cert_b64, &fp, &bad_key,
+                         err)) != APR_SUCCESS) {
+        *input = bad_key ? RSP_SP_INPUT_KEY : RSP_SP_INPUT_CERT;
+        return rv;
+    }
+    sp->dec_keys = apr_array_make(p, n ? n : 1, sizeof(const char *));
+    if (n == 0) {
+        APR_ARRAY_PUSH(sp->dec_keys, const char *) = sp->key_pem;
+        sp->enc_cert_b64 = sp->cert_b64;
+        sp->dec_names = apr_pstrcat(p, "cert sha256 ", fp, " (the signing "
+                                    "key)", NULL);
+        return APR_SUCCESS;
+    }
+    *input = RSP_SP_INPUT_ENC_CERT;
+    if (!sp->enc_cert_files || sp->enc_cert_files->nelts != n) {
+        *err = apr_psprintf(p, "%d ReplaySPEncryptionKeyFile but %d "
+                            "ReplaySPEncryptionCertFile: they go in pairs, "
+                            "the Nth key with the Nth certificate", n,
+                            sp->enc_cert_files ? sp->enc_cert_files->nelts : 0);
+        return APR_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        const char *kf = APR_ARRAY_IDX(sp->enc_key_files, i, const char *);
+        const char *cf = APR_ARRAY_IDX(sp->enc_cert_files, i, const char *);
+        const char *kp, *cp;
+
+        *input = RSP_SP_INPUT_ENC_KEY;
+        if ((rv = read_file(&kp, p, kf, err)) != APR_SUCCESS) {
+            return rv;
+        }
+        *input = RSP_SP_INPUT_ENC_CERT;
+        if ((rv = read_file(&cp, p, cf, err)) != APR_SUCCESS) {
+            return rv;
+        }
+        if ((rv = check_pair(p, kf, kp, cf, cp, 1, &b64, &fp, &bad_key, err))
+            != APR_SUCCESS) {
+            *input = bad_key ? RSP_SP_INPUT_ENC_KEY : RSP_SP_INPUT_ENC_CERT;
+            return rv;
+        }
+        APR_ARRAY_PUSH(sp->dec_keys, const char *) = kp;
+        names = apr_pstrcat(p, names ? names : "", names ? ", " : "",
+                            "cert sha256 ", fp, NULL);
+        if (i == (sp->enc_publish >= 0 ? sp->enc_publish : 0)) {
+            sp->enc_cert_b64 = b64;
+        }
+    }
+    sp->dec_names = names;
+    return APR_SUCCESS;
+}
+
+int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
+{
+    int i;
+
+    for (i = 0; idp && sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(sp->sha1_idps, i, const char *), idp)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
                               const char *base_url)
 {
-    /* No encryption key: encrypted assertions are refused, and an IdP
-     * encrypts whenever the SP's metadata offers a key. */
-    const char *kd = apr_psprintf(
-        p,
+    static const char ki[] =
         "<ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s"
-        "</ds:X509Certificate></ds:X509Data></ds:KeyInfo>",
-        sp->cert_b64);
+        "</ds:X509Certificate></ds:X509Data></ds:KeyInfo>";
+    /* What we decrypt, the IdP's choice among them: AES-GCM first
+     * (saml2int SDP-ALG01), AES-CBC for IdPs without it, and the one key
+     * transport we accept. */
+    static const char methods[] =
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_GCM "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_GCM "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_CBC "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_CBC "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>\n  ";
+    const char *sign_kd = apr_psprintf(p, ki, sp->cert_b64);
+    const char *enc_kd = apr_psprintf(p, ki, sp->enc_cert_b64 ? sp->enc_cert_b64
+                                                              : sp->cert_b64);
 
     return apr_psprintf(
         p,
@@ -250,6 +356,7 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         " <md:SPSSODescriptor WantAssertionsSigned=\"true\" "
         "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
         "  <md:KeyDescriptor use=\"signing\">%s</md:KeyDescriptor>\n"
+        "  <md:KeyDescriptor use=\"encryption\">%s%s</md:KeyDescriptor>\n"
         "  <md:SingleLogoutService "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
         "Location=\"%s/slo\"/>\n"
@@ -258,8 +365,8 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), kd, xml_escape(p, base_url),
-        xml_escape(p, base_url));
+        xml_escape(p, sp->entity_id), sign_kd, enc_kd, methods,
+        xml_escape(p, base_url), xml_escape(p, base_url));
 }
 
 /* The IdP's signing certificates (KeyDescriptor use="signing" or without
@@ -329,15 +436,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     rsp_lasso_server_t *server;
     int i, j;
 
-    *input = RSP_SP_INPUT_KEY;
-    if ((rv = read_file(&sp->key_pem, p, sp->key_file, err)) != APR_SUCCESS) {
-        return rv;
-    }
-    *input = RSP_SP_INPUT_CERT;
-    if ((rv = read_file(&sp->cert_pem, p, sp->cert_file, err)) != APR_SUCCESS) {
-        return rv;
-    }
-    if ((rv = check_keypair(sp, p, input, err)) != APR_SUCCESS) {
+    if ((rv = load_keys(sp, p, input, err)) != APR_SUCCESS) {
         return rv;
     }
     *input = RSP_SP_INPUT_IDP;
@@ -390,6 +489,19 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             idp_signing_certs(p, md);
         g_object_unref(prov);
     }
+    *input = RSP_SP_INPUT_SHA1;
+    for (i = 0; sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {
+        const char *idp = APR_ARRAY_IDX(sp->sha1_idps, i, const char *);
+        for (j = 0; j < sp->idp_ids->nelts
+                    && strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *), idp);
+             j++)
+            ;
+        if (j == sp->idp_ids->nelts) {
+            *err = apr_psprintf(p, "%s is none of this SP's IdPs (their "
+                                "entityIDs, from ReplaySPIdPMetadataFile)", idp);
+            return APR_EINVAL;
+        }
+    }
     /* Build one server now so that what a worker will do is proven here. */
     *input = RSP_SP_INPUT_OTHER;
     if ((rv = rsp_saml_server_new(&server, sp, err)) != APR_SUCCESS) {
@@ -409,12 +521,23 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
      * first, and xmlsec leaks a BIO on every signature when that fails.
      * Nothing needs it: HTTP-Redirect signatures carry no KeyInfo, and our
      * metadata is built from the certificate file. */
-    server = lasso_server_new_from_buffers(sp->sp_metadata, sp->key_pem, NULL,
-                                           NULL);
+    /* No key either: Lasso would make the signing key a decryption key.
+     * Signing reads server->private_key where it signs; the keys that
+     * decrypt are exactly dec_keys, in order. */
+    server = lasso_server_new_from_buffers(sp->sp_metadata, NULL, NULL, NULL);
     if (!server) {
-        *err = "Lasso cannot build a server from our metadata, key and "
-               "certificate";
+        *err = "Lasso cannot build a server from our metadata";
         return APR_EGENERAL;
+    }
+    lasso_assign_string(server->private_key, sp->key_pem);
+    for (i = 0; i < sp->dec_keys->nelts; i++) {
+        rc = lasso_server_set_encryption_private_key_with_password(
+            server, APR_ARRAY_IDX(sp->dec_keys, i, const char *), NULL);
+        if (rc != 0) {
+            *err = lasso_strerror(rc);
+            g_object_unref(server);
+            return APR_EGENERAL;
+        }
     }
     /* Lasso's default is RSA-SHA1: the messages we sign (AuthnRequests
      * when asked for, logout messages) use RSA-SHA256. */
@@ -463,8 +586,10 @@ static int strict_b64(const char *s)
     return (int)(n / 4 * 3 - pad);
 }
 
-/* Standard base64 (whitespace allowed) whose decoded text starts with '<'. */
-static const char *check_base64(apr_pool_t *p, const char *b64)
+/* Standard base64 (whitespace allowed) whose decoded text starts with
+ * '<': the decoded text in *xml, its length in *len. */
+static const char *check_base64(apr_pool_t *p, const char *b64,
+                                const char **xml, apr_size_t *len)
 {
     const char *c;
     char *clean, *o, *dec;
@@ -481,13 +606,16 @@ static const char *check_base64(apr_pool_t *p, const char *b64)
         return "not base64 (bad character, length or padding)";
     }
     dec = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean) + 1);
-    declen = apr_base64_decode(dec, clean);
+    declen = apr_base64_decode_binary((unsigned char *)dec, clean);
+    dec[declen > 0 ? declen : 0] = '\0';
     for (c = dec; c < dec + declen && (*c == ' ' || *c == '\t' || *c == '\r'
                                       || *c == '\n'); c++)
         ;
     if (c >= dec + declen || *c != '<') {
         return "decoded data is not XML";
     }
+    *xml = dec;
+    *len = (apr_size_t)declen;
     return NULL;
 }
 
@@ -564,6 +692,40 @@ static apr_array_header_t *attributes_of(apr_pool_t *p, LassoSaml2Assertion *a)
     return out;
 }
 
+/* An EncryptedAssertion is decrypted only once a signed Response's
+ * signature has been verified: Lasso decrypts first and refuses a broken
+ * Response signature after. The same Lasso check of the same bytes, run
+ * before it. */
+static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
+                                   const rsp_shape_t *shape, const char *xml,
+                                   const char **check, const char **detail)
+{
+    LassoProvider *idp;
+    int rc;
+
+    if (!shape->response_signed) {
+        return APR_SUCCESS; /* the decrypted assertion must be signed */
+    }
+    idp = shape->issuer ? lasso_server_get_provider(server, shape->issuer)
+                        : NULL;
+    if (!idp) {
+        *check = "issuer";
+        *detail = apr_psprintf(p, "Response Issuer %s is none of our IdPs",
+                               shape->issuer ? shape->issuer : "(none)");
+        return APR_EGENERAL;
+    }
+    rc = lasso_provider_verify_signature(idp, xml, "ID",
+                                         LASSO_MESSAGE_FORMAT_XML);
+    if (rc != 0) {
+        *check = "signature";
+        *detail = apr_psprintf(p, "the Response signature does not verify "
+                               "(%s, lasso %d); nothing was decrypted",
+                               lasso_strerror(rc), rc);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
 #define REFUSE(c, ...) do {                                   \
         *check = (c);                                          \
         *detail = apr_psprintf(p, __VA_ARGS__);                \
@@ -587,21 +749,56 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     rsp_assertion_t *res;
     rsp_times_t t;
     rsp_window_verdict_t verdict;
-    const char *why;
+    rsp_shape_t shape;
+    const char *why, *xml = NULL;
+    apr_size_t xml_len = 0;
     apr_status_t rv = APR_SUCCESS;
     GList *it;
     int rc, audience_ok = 0, n_audience = 0;
 
-    if ((why = check_base64(p, b64)) != NULL) {
+    if ((why = check_base64(p, b64, &xml, &xml_len)) != NULL) {
         *check = "base64";
         *detail = why;
         return APR_EGENERAL;
+    }
+    /* Before Lasso: the shape (one assertion, plaintext or encrypted; the
+     * encryption algorithms) and SHA-1 signatures. */
+    if (rsp_saml_shape(&shape, p, xml, xml_len, NULL, check, detail)
+        != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
+    if (shape.weak && !rsp_saml_sha1_allowed(cp->sp, shape.issuer)) {
+        REFUSE("weak-signature", "%s (SHA-1 is refused unless "
+               "ReplaySPAllowSHA1 names the IdP %s)", shape.weak,
+               shape.issuer ? shape.issuer : "(no Issuer)");
+    }
+    res = apr_pcalloc(p, sizeof(*res));
+    res->weak_signature = shape.weak;
+    if (shape.encrypted) {
+        if ((rv = before_decrypt(p, server, &shape, xml, check, detail))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        rsp_log(RSP_LOG_DEBUG, "decrypting the EncryptedAssertion from %s "
+                "(data %s, key transport %s) with %d key%s: %s",
+                shape.issuer, rsp_alg_name(shape.data_alg),
+                rsp_alg_name(shape.key_alg), cp->sp->dec_keys->nelts,
+                cp->sp->dec_keys->nelts == 1 ? "" : "s", cp->sp->dec_names);
     }
     login = lasso_login_new(server);
     if (!login) {
         REFUSE("lasso", "cannot create a Lasso login");
     }
     rc = lasso_login_process_authn_response_msg(login, (gchar *)b64);
+    if (rc == LASSO_PROFILE_ERROR_MISSING_ASSERTION && shape.encrypted) {
+        /* The one assertion was encrypted and Lasso has none: no key of
+         * ours decrypted it (Lasso does not say so itself). */
+        REFUSE("decrypt", "the EncryptedAssertion from %s (data %s, key "
+               "transport %s, %d EncryptedKey) cannot be decrypted with any "
+               "key of this SP (tried: %s)", shape.issuer,
+               rsp_alg_name(shape.data_alg), rsp_alg_name(shape.key_alg),
+               shape.keys, cp->sp->dec_names);
+    }
     if (rc != 0) {
         REFUSE(lasso_check_name(rc), "%s (lasso %d)", lasso_strerror(rc), rc);
     }
@@ -610,19 +807,37 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     }
     resp = LASSO_SAMLP2_RESPONSE(LASSO_PROFILE(login)->response);
     sresp = LASSO_SAMLP2_STATUS_RESPONSE(resp);
-    if (resp->EncryptedAssertion) {
-        /* Lasso drops assertions it cannot decrypt without telling its
-         * caller, so "exactly one assertion" cannot be proven here. */
-        REFUSE("encrypted", "EncryptedAssertion is not supported");
-    }
-    if (g_list_length(resp->Assertion) != 1) {
-        REFUSE("assertion-count", "%u assertions in the response (exactly one "
-               "is accepted)", g_list_length(resp->Assertion));
+    /* After Lasso: what it read is what we counted. One assertion, and
+     * when the Response carried an EncryptedAssertion (and no plaintext
+     * one), it is the decrypted one. */
+    if (g_list_length(resp->Assertion) != 1
+        || g_list_length(resp->EncryptedAssertion) != (guint)shape.encrypted) {
+        REFUSE("assertion-count", "Lasso read %u assertions and %u "
+               "EncryptedAssertion where the document has %d and %d (exactly "
+               "one is accepted)", g_list_length(resp->Assertion),
+               g_list_length(resp->EncryptedAssertion), shape.assertions,
+               shape.encrypted);
     }
     a = LASSO_SAML2_ASSERTION(resp->Assertion->data);
     if (!a->ID || !*a->ID || !a->Issuer || !a->Issuer->content
         || !*a->Issuer->content) {
         REFUSE("issuer", "assertion without ID or Issuer");
+    }
+    if (shape.encrypted) {
+        /* Its signature was inside the encryption: now it can be read. */
+        xmlNode *orig = lasso_node_get_original_xmlnode(LASSO_NODE(a));
+        const char *weak = orig ? rsp_saml_weak_signature(
+                                      p, orig, "the decrypted assertion")
+                                : NULL;
+        if (weak && !rsp_saml_sha1_allowed(cp->sp, a->Issuer->content)) {
+            REFUSE("weak-signature", "%s (SHA-1 is refused unless "
+                   "ReplaySPAllowSHA1 names the IdP %s)", weak,
+                   a->Issuer->content);
+        }
+        if (!res->weak_signature) {
+            res->weak_signature = weak;
+        }
+        res->encrypted = 1;
     }
     /* Lasso found the issuer among our IdPs and checked that response and
      * assertion issuer agree. */
@@ -680,7 +895,6 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
                              &t.conditions_not_on_or_after)))) {
         REFUSE("xml", "malformed time in Conditions or SubjectConfirmationData");
     }
-    res = apr_pcalloc(p, sizeof(*res));
     verdict = rsp_window_check(&t, cp->now, cp->skew_s, cp->max_window_s,
                                &res->window_end, &res->ttl_ms);
     if (verdict != RSP_WINDOW_OK) {
@@ -893,10 +1107,15 @@ static const char *split_redirect(apr_pool_t *p, const char *query,
     return NULL;
 }
 
+#define RSA_SHA1_URI "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+
 static const EVP_MD *redirect_md(const char *alg)
 {
     static const char pre[] = "http://www.w3.org/2001/04/xmldsig-more#rsa-";
 
+    if (!strcmp(alg, RSA_SHA1_URI)) {
+        return EVP_sha1();
+    }
     if (strncmp(alg, pre, sizeof(pre) - 1) != 0) {
         return NULL;
     }
@@ -906,18 +1125,29 @@ static const EVP_MD *redirect_md(const char *alg)
          : !strcmp(alg, "sha512") ? EVP_sha512() : NULL;
 }
 
-/* NULL when one of the IdP's signing certificates verifies m. */
+/* NULL when one of the IdP's signing certificates verifies m. RSA-SHA1
+ * only where ReplaySPAllowSHA1 names the IdP, and then *weak says so. */
 static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
-                                   const char *idp, const redirect_msg_t *m)
+                                   const char *idp, const redirect_msg_t *m,
+                                   const char **weak)
 {
     const EVP_MD *md = redirect_md(m->sig_alg);
     apr_array_header_t *certs = NULL;
     unsigned char *sig;
     int i, siglen;
 
+    *weak = NULL;
+    if (md == EVP_sha1() && !rsp_saml_sha1_allowed(sp, idp)) {
+        return apr_psprintf(p, "signature algorithm %s is not accepted (SHA-1 "
+                            "is refused unless ReplaySPAllowSHA1 names the IdP "
+                            "%s)", m->sig_alg, idp);
+    }
     if (!md) {
         return apr_psprintf(p, "signature algorithm %s is not accepted "
                             "(RSA with SHA-256, -384 or -512)", m->sig_alg);
+    }
+    if (md == EVP_sha1()) {
+        *weak = "the HTTP-Redirect signature uses rsa-sha1";
     }
     for (i = 0; i < sp->idp_ids->nelts; i++) {
         if (!strcmp(APR_ARRAY_IDX(sp->idp_ids, i, const char *), idp)) {
@@ -1092,7 +1322,8 @@ apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
         || !*sr->InResponseTo || !status_of(sr)) {
         REFUSE("xml", "LogoutResponse without Issuer, InResponseTo or Status");
     }
-    if ((why = verify_redirect(p, sp, sr->Issuer->content, &m)) != NULL) {
+    if ((why = verify_redirect(p, sp, sr->Issuer->content, &m,
+                               &out->weak_signature)) != NULL) {
         REFUSE("signature", "%s", why);
     }
     out->issuer = apr_pstrdup(p, sr->Issuer->content);
@@ -1172,7 +1403,8 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     if (!ra->Issuer || !ra->Issuer->content || !ra->ID || !*ra->ID) {
         REFUSE("xml", "LogoutRequest without Issuer or ID");
     }
-    if ((why = verify_redirect(p, sp, ra->Issuer->content, &m)) != NULL) {
+    if ((why = verify_redirect(p, sp, ra->Issuer->content, &m,
+                               &req->weak_signature)) != NULL) {
         REFUSE("signature", "%s", why);
     }
     if (!lr->NameID || !lr->NameID->content || !*lr->NameID->content) {

@@ -25,6 +25,13 @@ typedef struct {
     const char *key_file;
     const char *cert_file;
     apr_array_header_t *idp_files;  /* const char * */
+    /* ReplaySPEncryptionKeyFile / ReplaySPEncryptionCertFile, in pairs
+     * (NULL: none; the signing pair also decrypts), and which pair the
+     * metadata publishes (-1: the first) */
+    apr_array_header_t *enc_key_files;  /* const char * */
+    apr_array_header_t *enc_cert_files; /* const char * */
+    int enc_publish;
+    apr_array_header_t *sha1_idps;      /* const char *: ReplaySPAllowSHA1 */
     /* filled by rsp_saml_sp_load */
     const char *key_pem;
     const char *cert_pem;
@@ -33,6 +40,11 @@ typedef struct {
     apr_array_header_t *idp_metadata; /* const char * */
     apr_array_header_t *idp_ids;      /* const char *, same order */
     apr_array_header_t *idp_certs;    /* signing certificates (opaque), same order */
+    apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
+                                       * decrypts, tried in this order */
+    const char *dec_names;            /* those keys, by the SHA-256
+                                       * fingerprint of their certificate */
+    const char *enc_cert_b64;         /* certificate published for encryption */
 } rsp_saml_sp_t;
 
 /* Process-wide Lasso/libxml2/xmlsec initialisation; call once per process
@@ -50,6 +62,9 @@ typedef enum {
     RSP_SP_INPUT_KEY = 1,
     RSP_SP_INPUT_CERT,
     RSP_SP_INPUT_IDP,
+    RSP_SP_INPUT_ENC_KEY,
+    RSP_SP_INPUT_ENC_CERT,
+    RSP_SP_INPUT_SHA1,
     RSP_SP_INPUT_OTHER
 } rsp_sp_input_t;
 
@@ -65,13 +80,18 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err);
 void rsp_saml_server_free(rsp_lasso_server_t *server);
 
-/* SP metadata: entityID, signing certificate, HTTP-Redirect
+/* Whether ReplaySPAllowSHA1 names idp. */
+int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp);
+
+/* SP metadata: entityID, signing certificate, encryption certificate
+ * (with the algorithms we decrypt), HTTP-Redirect
  * SingleLogoutService at base_url/slo, HTTP-POST ACS at base_url/acs
  * (base_url: the public URL of ReplaySPEndpointPath). */
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
                               const char *base_url);
 
 typedef struct {
+    const rsp_saml_sp_t *sp; /* its decryption keys and SHA-1 policy */
     const char *entity_id;   /* our entity ID: the Audience */
     const char *acs_url;     /* Destination and Recipient must equal it */
     apr_time_t now;
@@ -92,13 +112,23 @@ typedef struct {
     apr_time_t window_end;
     apr_int64_t ttl_ms;
     apr_array_header_t *attributes;     /* rsp_attribute_t, in order */
+    int encrypted;                      /* it came in an EncryptedAssertion */
+    const char *weak_signature;         /* a SHA-1 signature accepted under
+                                         * ReplaySPAllowSHA1: which; else NULL */
 } rsp_assertion_t;
 
 /* Validate a base64 SAMLResponse (HTTP-POST binding). On refusal returns
  * APR_EGENERAL with *check a short stable name of the failed check
- * (base64, xml, issuer, signature, status, assertion-count, encrypted,
- * subject, bearer, recipient, destination, audience, in-response-to,
+ * (base64, xml, issuer, signature, weak-signature, status,
+ * assertion-count, encryption, encryption-algorithm, decrypt, subject,
+ * bearer, recipient, destination, audience, in-response-to,
  * window-missing, expired, not-yet-valid, window-too-long) and *detail.
+ *
+ * An EncryptedAssertion is decrypted with the SP's decryption keys, and
+ * only after: its shape and algorithms were checked (rsp_saml_shape.h), and
+ * the Response's signature, where it has one, was verified; an unsigned
+ * Response needs a signed assertion inside. Exactly one assertion goes
+ * in and exactly one comes out: the decrypted one.
  * Whether InResponseTo names a request of ours is the caller's business:
  * it is returned in (*out)->in_response_to. */
 apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
@@ -142,10 +172,12 @@ typedef struct {
     const char *issuer;
     const char *in_response_to;
     const char *status;           /* top-level StatusCode */
+    const char *weak_signature;   /* RSA-SHA1 accepted (ReplaySPAllowSHA1) */
 } rsp_logout_response_t;
 
 /* A LogoutResponse received as a query (HTTP-Redirect): from a known IdP,
- * signed (RSA-SHA256/384/512) by one of the signing certificates of its
+ * signed (RSA-SHA256/384/512; RSA-SHA1 where ReplaySPAllowSHA1 names the
+ * IdP) by one of the signing certificates of its
  * metadata; refusals as for rsp_saml_process_response. A
  * non-Success status is returned, not refused. */
 apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
@@ -164,6 +196,7 @@ typedef struct {
     apr_array_header_t *session_indexes; /* const char *; may be empty */
     apr_time_t issue_instant;
     apr_time_t not_on_or_after;          /* 0: absent */
+    const char *weak_signature;          /* RSA-SHA1 accepted (ReplaySPAllowSHA1) */
 } rsp_logout_request_t;
 
 /* An IdP's LogoutRequest (query, HTTP-Redirect): from a known IdP,

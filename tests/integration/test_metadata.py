@@ -81,9 +81,21 @@ def certificates(key_descriptor):
     return out
 
 
-def check_sp_metadata(xml_bytes, entity_id, public_base, cert_file):
+# What the SP decrypts, in the order its metadata offers them.
+ENCRYPTION_METHODS = [
+    "http://www.w3.org/2009/xmlenc11#aes256-gcm",
+    "http://www.w3.org/2009/xmlenc11#aes128-gcm",
+    "http://www.w3.org/2001/04/xmlenc#aes256-cbc",
+    "http://www.w3.org/2001/04/xmlenc#aes128-cbc",
+    "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p",
+]
+
+
+def check_sp_metadata(xml_bytes, entity_id, public_base, cert_file,
+                      enc_cert_file=None):
     """What the metadata of this SP must say, with the public endpoint base
-    (scheme://host[:port]<endpoint path>)."""
+    (scheme://host[:port]<endpoint path>). The encryption certificate is
+    enc_cert_file, or the signing one (cert_file) when None."""
     root = parse(xml_bytes)
     assert root.get("entityID") == entity_id, root.get("entityID")
     sp = sp_descriptor(root)
@@ -99,10 +111,15 @@ def check_sp_metadata(xml_bytes, entity_id, public_base, cert_file):
     assert signing, "no signing KeyDescriptor: %r" % [k.attrib for k in kds]
     for k in signing:
         assert certificates(k) == [der], "signing KeyDescriptor is not the SP certificate"
-    # no encryption key: the module refuses encrypted assertions, and an IdP
-    # encrypts whenever the SP's metadata offers a key
-    assert not [k for k in kds if k.get("use") == "encryption"], \
-        "metadata offers an encryption key: %r" % [k.attrib for k in kds]
+    # exactly one encryption key (the IdP cannot be told which of several
+    # to use), with the algorithms the SP decrypts
+    enc = [k for k in kds if k.get("use") == "encryption"]
+    assert len(enc) == 1, "encryption KeyDescriptors: %r" % [k.attrib for k in kds]
+    want = cert_der(enc_cert_file or cert_file)
+    assert certificates(enc[0]) == [want], "encryption KeyDescriptor is not %s" % (
+        enc_cert_file or cert_file)
+    methods = [m.get("Algorithm") for m in enc[0].findall(MD + "EncryptionMethod")]
+    assert methods == ENCRYPTION_METHODS, methods
     return root
 
 
@@ -341,6 +358,11 @@ CONTENT_MUTATIONS = {
     "another_certificate": lambda r, o: _replace_certificates(r, o["other_der"]),
     "no_signing_key": lambda r, o: [_sp(r).remove(k) for k in _sp(r).findall(MD + "KeyDescriptor")
                                     if k.get("use") != "encryption"],
+    "no_encryption_key": lambda r, o: [_sp(r).remove(k) for k in _sp(r).findall(MD + "KeyDescriptor")
+                                       if k.get("use") == "encryption"],
+    "rsa_1_5_offered": lambda r, o: [m.set("Algorithm", "http://www.w3.org/2001/04/xmlenc#rsa-1_5")
+                                     for m in r.iter(MD + "EncryptionMethod")
+                                     if m.get("Algorithm").endswith("rsa-oaep-mgf1p")],
 }
 
 

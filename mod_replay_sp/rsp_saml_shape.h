@@ -1,0 +1,61 @@
+/* The shape of a SAML Response, read from the parsed document before Lasso
+ * sees it: how many assertions, plaintext or encrypted; which algorithms
+ * an EncryptedAssertion uses; whether a signature uses SHA-1.
+ *
+ * This is a count and a list of algorithm names, never a source of
+ * identity: who signed in comes from the Lasso objects of the verified
+ * assertion. What it proves is what Lasso cannot be asked: Lasso drops an
+ * EncryptedAssertion it cannot decrypt and goes on with whatever plaintext
+ * assertions remain, accepts RSA-1.5 key transport, and decrypts before it
+ * has refused a broken Response signature. */
+#ifndef RSP_SAML_SHAPE_H
+#define RSP_SAML_SHAPE_H
+
+#include <apr_pools.h>
+#include <libxml/tree.h>
+
+/* Algorithm identifiers (XML Encryption 1.0 and 1.1). */
+#define RSP_XENC_NS "http://www.w3.org/2001/04/xmlenc#"
+#define RSP_XENC11_NS "http://www.w3.org/2009/xmlenc11#"
+#define RSP_ALG_RSA_OAEP_MGF1P RSP_XENC_NS "rsa-oaep-mgf1p"
+#define RSP_ALG_AES128_CBC RSP_XENC_NS "aes128-cbc"
+#define RSP_ALG_AES192_CBC RSP_XENC_NS "aes192-cbc"
+#define RSP_ALG_AES256_CBC RSP_XENC_NS "aes256-cbc"
+#define RSP_ALG_AES128_GCM RSP_XENC11_NS "aes128-gcm"
+#define RSP_ALG_AES192_GCM RSP_XENC11_NS "aes192-gcm"
+#define RSP_ALG_AES256_GCM RSP_XENC11_NS "aes256-gcm"
+
+typedef struct {
+    const char *issuer;     /* the Response's Issuer, as written: it selects
+                             * a policy (ReplaySPAllowSHA1), nothing else */
+    int assertions;         /* saml:Assertion children of the Response */
+    int encrypted;          /* saml:EncryptedAssertion children */
+    int response_signed;    /* the Response has a ds:Signature child */
+    const char *data_alg;   /* encrypted: the EncryptedData's algorithm */
+    const char *key_alg;    /* encrypted: the EncryptedKey's algorithm */
+    int keys;               /* encrypted: EncryptedKey elements */
+    const char *weak;       /* NULL, or where a SHA-1 signature or digest is
+                             * (the caller decides whether it is allowed) */
+} rsp_shape_t;
+
+/* Parse the decoded Response (len bytes, no DOCTYPE: refused) and check
+ * its shape: a samlp:Response with exactly one Assertion or
+ * EncryptedAssertion child; an EncryptedAssertion holds one EncryptedData
+ * encrypted with AES (CBC or GCM) and EncryptedKeys that all use
+ * RSA-OAEP (rsa-oaep-mgf1p). On refusal APR_EGENERAL with *check one of
+ * xml, assertion-count, encryption, encryption-algorithm and *detail.
+ * *doc_out (may be NULL) receives the parsed document on success; the
+ * caller frees it with xmlFreeDoc. */
+apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
+                            apr_size_t len, xmlDocPtr *doc_out,
+                            const char **check, const char **detail);
+
+/* NULL, or "WHERE signature uses ALG" when a ds:Signature child of node
+ * uses a SHA-1 signature method or digest. */
+const char *rsp_saml_weak_signature(apr_pool_t *p, xmlNodePtr node,
+                                    const char *where);
+
+/* A short name of an algorithm URI (the part after '#'), for log lines. */
+const char *rsp_alg_name(const char *uri);
+
+#endif

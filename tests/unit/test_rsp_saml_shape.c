@@ -1,0 +1,237 @@
+/* Unit tests for rsp_saml_shape.c: what a Response must look like before
+ * Lasso reads it (counts, encryption algorithms, SHA-1 signatures). The
+ * documents are structure only: no signature here is meant to verify. */
+#include <string.h>
+
+#include "rsp_unit.h"
+#include <apr_strings.h>
+
+#include "rsp_saml_shape.h"
+
+#define NS_DECL                                                          \
+    " xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\""              \
+    " xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\""              \
+    " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\""                   \
+    " xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\""
+
+#define ISSUER "<saml:Issuer>https://idp.example/</saml:Issuer>"
+#define SIG(sm, dm)                                                      \
+    "<ds:Signature><ds:SignedInfo>"                                      \
+    "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/"  \
+    "xml-exc-c14n#\"/><ds:SignatureMethod Algorithm=\"" sm "\"/>"        \
+    "<ds:Reference URI=\"#x\"><ds:DigestMethod Algorithm=\"" dm "\"/>"   \
+    "<ds:DigestValue>AA==</ds:DigestValue></ds:Reference>"               \
+    "</ds:SignedInfo><ds:SignatureValue>AA==</ds:SignatureValue>"        \
+    "</ds:Signature>"
+#define RSA256 "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
+#define SHA256 "http://www.w3.org/2001/04/xmlenc#sha256"
+#define RSA1 "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+#define SHA1 "http://www.w3.org/2000/09/xmldsig#sha1"
+#define GOOD_SIG SIG(RSA256, SHA256)
+
+#define ASSERTION(sig) "<saml:Assertion ID=\"a1\">" ISSUER sig "</saml:Assertion>"
+
+#define EKEY(alg)                                                        \
+    "<xenc:EncryptedKey><xenc:EncryptionMethod Algorithm=\"" alg "\"/>"  \
+    "<xenc:CipherData><xenc:CipherValue>AA==</xenc:CipherValue>"         \
+    "</xenc:CipherData></xenc:EncryptedKey>"
+#define EDATA(alg, keyinfo)                                              \
+    "<xenc:EncryptedData Type=\"http://www.w3.org/2001/04/xmlenc#Element\">" \
+    "<xenc:EncryptionMethod Algorithm=\"" alg "\"/>"                     \
+    "<ds:KeyInfo>" keyinfo "</ds:KeyInfo>"                               \
+    "<xenc:CipherData><xenc:CipherValue>AA==</xenc:CipherValue>"         \
+    "</xenc:CipherData></xenc:EncryptedData>"
+#define ENC(inner) "<saml:EncryptedAssertion>" inner "</saml:EncryptedAssertion>"
+#define GOOD_ENC ENC(EDATA(RSP_ALG_AES128_GCM, EKEY(RSP_ALG_RSA_OAEP_MGF1P)))
+
+#define RESPONSE(body) "<samlp:Response" NS_DECL " ID=\"r1\">" ISSUER body \
+    "</samlp:Response>"
+
+static rsp_shape_t shape;
+
+/* The check that refuses xml, or NULL when accepted. */
+static const char *check_of(const char *xml)
+{
+    const char *check = NULL, *detail = NULL;
+    apr_status_t rv = rsp_saml_shape(&shape, pool, xml, strlen(xml), NULL,
+                                     &check, &detail);
+
+    if (rv == APR_SUCCESS) {
+        ck_assert_ptr_null(check);
+        return NULL;
+    }
+    ck_assert_ptr_nonnull(check);
+    ck_assert_ptr_nonnull(detail);
+    return check;
+}
+
+#define REFUSED(xml, c) do {                                             \
+        const char *got_ = check_of(xml);                                \
+        ck_assert_msg(got_ && !strcmp(got_, (c)), "%s: wanted check=%s, " \
+                      "got %s", #xml, (c), got_ ? got_ : "accepted");    \
+    } while (0)
+#define ACCEPTED(xml) do {                                               \
+        const char *got_ = check_of(xml);                                \
+        ck_assert_msg(!got_, "%s: refused check=%s", #xml, got_);        \
+    } while (0)
+
+START_TEST(test_plain)
+{
+    ACCEPTED(RESPONSE(GOOD_SIG ASSERTION(GOOD_SIG)));
+    ck_assert_int_eq(shape.assertions, 1);
+    ck_assert_int_eq(shape.encrypted, 0);
+    ck_assert_int_eq(shape.response_signed, 1);
+    ck_assert_str_eq(shape.issuer, "https://idp.example/");
+    ck_assert_ptr_null(shape.weak);
+    ACCEPTED(RESPONSE(ASSERTION(GOOD_SIG)));
+    ck_assert_int_eq(shape.response_signed, 0);
+}
+END_TEST
+
+START_TEST(test_counts)
+{
+    REFUSED(RESPONSE(GOOD_SIG), "assertion-count");
+    REFUSED(RESPONSE(ASSERTION("") ASSERTION("")), "assertion-count");
+    REFUSED(RESPONSE(GOOD_ENC GOOD_ENC), "assertion-count");
+    /* a plaintext assertion next to an encrypted one (Lasso would drop
+     * the one it cannot decrypt and go on with the other) */
+    REFUSED(RESPONSE(ASSERTION(GOOD_SIG) GOOD_ENC), "assertion-count");
+    REFUSED(RESPONSE(GOOD_ENC ASSERTION(GOOD_SIG)), "assertion-count");
+    /* an assertion that is not a child of the Response does not count:
+     * one wrapped elsewhere plus none at the top is zero */
+    REFUSED(RESPONSE("<samlp:Extensions>" ASSERTION(GOOD_SIG)
+                     "</samlp:Extensions>"), "assertion-count");
+}
+END_TEST
+
+START_TEST(test_not_a_response)
+{
+    REFUSED("<x/>", "xml");
+    REFUSED("not xml", "xml");
+    REFUSED("<samlp:Response" NS_DECL ">" ASSERTION(""), "xml");
+    REFUSED("<saml:Assertion" NS_DECL "/>", "xml");
+    /* the right name in another namespace */
+    REFUSED("<Response xmlns=\"urn:example\">" ASSERTION("") "</Response>",
+            "xml");
+    REFUSED("<!DOCTYPE r [<!ENTITY e \"x\">]>" RESPONSE(ASSERTION("")), "xml");
+    REFUSED("<!DOCTYPE r SYSTEM \"http://127.0.0.1:1/x.dtd\">"
+            RESPONSE(ASSERTION("")), "xml");
+}
+END_TEST
+
+START_TEST(test_encrypted_good)
+{
+    static const char *const data_algs[] = {
+        RSP_ALG_AES128_GCM, RSP_ALG_AES256_GCM, RSP_ALG_AES128_CBC,
+        RSP_ALG_AES256_CBC, RSP_ALG_AES192_CBC, RSP_ALG_AES192_GCM};
+    apr_size_t i;
+
+    ACCEPTED(RESPONSE(GOOD_SIG GOOD_ENC));
+    ck_assert_int_eq(shape.encrypted, 1);
+    ck_assert_int_eq(shape.assertions, 0);
+    ck_assert_int_eq(shape.keys, 1);
+    ck_assert_str_eq(shape.data_alg, RSP_ALG_AES128_GCM);
+    ck_assert_str_eq(shape.key_alg, RSP_ALG_RSA_OAEP_MGF1P);
+    for (i = 0; i < sizeof(data_algs) / sizeof(data_algs[0]); i++) {
+        const char *xml = apr_pstrcat(
+            pool, "<samlp:Response" NS_DECL " ID=\"r1\">" ISSUER
+            "<saml:EncryptedAssertion><xenc:EncryptedData>"
+            "<xenc:EncryptionMethod Algorithm=\"", data_algs[i], "\"/>"
+            "<ds:KeyInfo>" EKEY(RSP_ALG_RSA_OAEP_MGF1P) "</ds:KeyInfo>"
+            "</xenc:EncryptedData></saml:EncryptedAssertion></samlp:Response>",
+            NULL);
+        ck_assert_msg(check_of(xml) == NULL, "%s refused", data_algs[i]);
+        ck_assert_str_eq(shape.data_alg, data_algs[i]);
+    }
+    /* the EncryptedKey beside the EncryptedData (also SAML's shape) */
+    ACCEPTED(RESPONSE(ENC(EDATA(RSP_ALG_AES256_CBC, "")
+                          EKEY(RSP_ALG_RSA_OAEP_MGF1P))));
+    ck_assert_int_eq(shape.keys, 1);
+    /* an unsigned Response: the decrypted assertion must be signed (Lasso
+     * checks that after decryption) */
+    ACCEPTED(RESPONSE(GOOD_ENC));
+    ck_assert_int_eq(shape.response_signed, 0);
+}
+END_TEST
+
+START_TEST(test_encrypted_refused)
+{
+    /* RSA-1.5 key transport (a decryption oracle), wherever the key is */
+    REFUSED(RESPONSE(GOOD_SIG ENC(EDATA(RSP_ALG_AES128_GCM,
+                                        EKEY(RSP_XENC_NS "rsa-1_5")))),
+            "encryption-algorithm");
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_CBC, "")
+                         EKEY(RSP_XENC_NS "rsa-1_5"))),
+            "encryption-algorithm");
+    /* a good key first, a PKCS#1 v1.5 one after: every key must be OAEP */
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_CBC,
+                               EKEY(RSP_ALG_RSA_OAEP_MGF1P))
+                         EKEY(RSP_XENC_NS "rsa-1_5"))),
+            "encryption-algorithm");
+    /* XML Encryption 1.1 RSA-OAEP, which this xmlsec cannot decrypt */
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM,
+                               EKEY(RSP_XENC11_NS "rsa-oaep")))),
+            "encryption-algorithm");
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM,
+                               "<xenc:EncryptedKey/>"))),
+            "encryption-algorithm");
+    /* data encryption that is not AES */
+    REFUSED(RESPONSE(ENC(EDATA(RSP_XENC_NS "tripledes-cbc",
+                               EKEY(RSP_ALG_RSA_OAEP_MGF1P)))),
+            "encryption-algorithm");
+    REFUSED(RESPONSE(ENC("<xenc:EncryptedData>" EKEY(RSP_ALG_RSA_OAEP_MGF1P)
+                         "</xenc:EncryptedData>")),
+            "encryption-algorithm");
+    /* structure */
+    REFUSED(RESPONSE(ENC("")), "encryption");
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM, EKEY(RSP_ALG_RSA_OAEP_MGF1P))
+                         EDATA(RSP_ALG_AES128_GCM, EKEY(RSP_ALG_RSA_OAEP_MGF1P)))),
+            "encryption");
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM, ""))), "encryption");
+}
+END_TEST
+
+START_TEST(test_weak_signatures)
+{
+    ACCEPTED(RESPONSE(SIG(RSA1, SHA256) ASSERTION(GOOD_SIG)));
+    ck_assert_ptr_nonnull(shape.weak);
+    ck_assert_ptr_nonnull(strstr(shape.weak, "Response"));
+    ck_assert_ptr_nonnull(strstr(shape.weak, "rsa-sha1"));
+    ACCEPTED(RESPONSE(GOOD_SIG ASSERTION(SIG(RSA256, SHA1))));
+    ck_assert_ptr_nonnull(shape.weak);
+    ck_assert_ptr_nonnull(strstr(shape.weak, "assertion"));
+    ck_assert_ptr_nonnull(strstr(shape.weak, "sha1 digest"));
+    ACCEPTED(RESPONSE(ASSERTION(SIG("http://www.w3.org/2001/04/"
+                                    "xmldsig-more#ecdsa-sha1", SHA256))));
+    ck_assert_ptr_nonnull(shape.weak);
+    ACCEPTED(RESPONSE(GOOD_SIG ASSERTION(GOOD_SIG)));
+    ck_assert_ptr_null(shape.weak);
+    ACCEPTED(RESPONSE(ASSERTION(SIG("http://www.w3.org/2001/04/"
+                                    "xmldsig-more#rsa-sha512",
+                                    "http://www.w3.org/2001/04/xmlenc#sha512"))));
+    ck_assert_ptr_null(shape.weak);
+    ck_assert_str_eq(rsp_alg_name(RSA1), "rsa-sha1");
+    ck_assert_str_eq(rsp_alg_name(NULL), "(none)");
+}
+END_TEST
+
+static Suite *shape_suite(void)
+{
+    Suite *s = suite_create("rsp_saml_shape");
+    TCase *tc = tcase_create("shape");
+
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_add_test(tc, test_plain);
+    tcase_add_test(tc, test_counts);
+    tcase_add_test(tc, test_not_a_response);
+    tcase_add_test(tc, test_encrypted_good);
+    tcase_add_test(tc, test_encrypted_refused);
+    tcase_add_test(tc, test_weak_signatures);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return rsp_unit_run(shape_suite());
+}
