@@ -273,6 +273,14 @@ static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
         return rv;
     }
     sp->dec_keys = apr_array_make(p, n ? n : 1, sizeof(const char *));
+    if (n == 0 && sp->enc_cert_files && sp->enc_cert_files->nelts) {
+        *input = RSP_SP_INPUT_ENC_CERT;
+        *err = apr_psprintf(p, "%d certificates but no "
+                            "ReplaySPEncryptionKeyFile: they go in pairs, the "
+                            "Nth key with the Nth certificate",
+                            sp->enc_cert_files->nelts);
+        return APR_EINVAL;
+    }
     if (n == 0) {
         APR_ARRAY_PUSH(sp->dec_keys, const char *) = sp->key_pem;
         sp->enc_cert_b64 = sp->cert_b64;

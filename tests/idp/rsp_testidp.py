@@ -10,6 +10,9 @@ Importable module and command line tool (run with /usr/bin/python3: the
 Debian python3-lasso package is not visible to other interpreters)::
 
     rsp_testidp.py mint  --workdir D --sp-entity-id X --acs-url Y [...]
+                         [--encrypt-cert C [--encrypt-data A] [--encrypt-key K]
+                          [--encrypt-engine xmlsec1|lasso]]
+                         [--signature-method rsa-sha256|rsa-sha1]
     rsp_testidp.py serve --workdir D --sp-entity-id X --acs-url Y [--port 0]
                          [--sp-metadata-url U | --sp-metadata-path F]
                          [--want-authn-requests-signed] [--slo-url U]
@@ -32,6 +35,23 @@ set after ``buildAuthnResponseMsg`` (it overwrites ``Destination`` with the
 ACS URL from the SP metadata) are what gets signed: the final XML is
 ``login.response.exportToXml()``.  We never call ``Login.buildAssertion``:
 it would override Recipient, NameID and SessionIndex.
+
+Encrypted assertions
+--------------------
+``mint_xml(..., encrypt=Encryption(sp_cert, ...))`` replaces assertions by
+``saml:EncryptedAssertion`` elements.  Each assertion is built (and, with
+``sign_assertion``, signed) by Lasso as above and serialised on its own;
+that serialisation is encrypted either by the xmlsec1 command line
+(``--encrypt --binary-data`` with a template written here: EncryptedData
+Type=#Element, its EncryptedKey in its KeyInfo) or by Lasso
+(``Provider.saml2NodeEncrypt`` for a provider whose encryption key is the
+SP certificate).  Lasso then exports the Response unsigned, the encrypted
+assertions take the places of their plaintext twins, and, with
+``sign_response``, the xmlsec1 command line signs the Response with a
+template shaped like Lasso's own signature (exclusive c14n, enveloped,
+the same SignatureMethod/DigestMethod, KeyInfo/X509Data), so the Response
+signature covers the EncryptedAssertion.  Every xmlsec1 run has a timeout
+and works in a private temporary directory.
 
 Single Logout (HTTP-Redirect binding)
 -------------------------------------
@@ -67,6 +87,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -83,10 +104,16 @@ except ImportError as exc:  # pragma: no cover - environment problem
         "(%s)" % exc) from exc
 
 __all__ = ["make_keypair", "sp_metadata", "idp_metadata", "parse_sp_metadata",
-           "TestIdP", "SAMLMessageError", "SignatureError",
+           "TestIdP", "Encryption", "SAMLMessageError", "SignatureError",
            "redirect_query", "decode_redirect_message", "redirect_message_xml",
-           "SAML_NS", "SAMLP_NS", "MD_NS", "DS_NS", "BEARER",
-           "SIG_ALG_RSA_SHA256", "STATUS_SUCCESS", "STATUS_REQUESTER",
+           "SAML_NS", "SAMLP_NS", "MD_NS", "DS_NS", "XENC_NS", "XENC11_NS",
+           "BEARER", "SIG_ALG_RSA_SHA256", "SIG_ALG_RSA_SHA1",
+           "DIGEST_SHA256", "DIGEST_SHA1", "SIGNATURE_METHODS",
+           "ENC_AES128_GCM", "ENC_AES256_GCM", "ENC_AES128_CBC",
+           "ENC_AES256_CBC", "ENC_TRIPLEDES_CBC", "KEY_RSA_OAEP_MGF1P",
+           "KEY_RSA_1_5", "KEY_RSA_OAEP", "ENC_TYPE_ELEMENT",
+           "DATA_ALGORITHMS", "KEY_ALGORITHMS", "ENCRYPTION_ENGINES",
+           "STATUS_SUCCESS", "STATUS_REQUESTER",
            "STATUS_RESPONDER", "STATUS_REQUEST_DENIED", "STATUS_PARTIAL_LOGOUT"]
 
 SAML_NS = "urn:oasis:names:tc:SAML:2.0:assertion"
@@ -110,8 +137,53 @@ NAMEID_ENTITY = "urn:oasis:names:tc:SAML:2.0:nameid-format:entity"
 # The HTTP-Redirect binding's SigAlg for RSA-SHA256 (the only one accepted
 # by default; see TestIdP.accepted_sig_algs).
 SIG_ALG_RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
+# XML-DSig SignatureMethod/DigestMethod of minted Responses and Assertions
+# (mint_xml's signature_method; RSA-SHA1 only for weak-signature tests).
+SIG_ALG_RSA_SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+DIGEST_SHA256 = "http://www.w3.org/2001/04/xmlenc#sha256"
+DIGEST_SHA1 = "http://www.w3.org/2000/09/xmldsig#sha1"
+SIGNATURE_METHODS = {          # name -> (SignatureMethod, DigestMethod)
+    "rsa-sha256": (SIG_ALG_RSA_SHA256, DIGEST_SHA256),
+    "rsa-sha1": (SIG_ALG_RSA_SHA1, DIGEST_SHA1),
+}
+C14N_EXCL = "http://www.w3.org/2001/10/xml-exc-c14n#"
+ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
+
+# XML Encryption (EncryptedAssertion)
+XENC_NS = "http://www.w3.org/2001/04/xmlenc#"
+XENC11_NS = "http://www.w3.org/2009/xmlenc11#"
+ENC_TYPE_ELEMENT = XENC_NS + "Element"
+ENC_AES128_GCM = XENC11_NS + "aes128-gcm"
+ENC_AES256_GCM = XENC11_NS + "aes256-gcm"
+ENC_AES128_CBC = XENC_NS + "aes128-cbc"
+ENC_AES256_CBC = XENC_NS + "aes256-cbc"
+ENC_TRIPLEDES_CBC = XENC_NS + "tripledes-cbc"
+KEY_RSA_OAEP_MGF1P = XENC_NS + "rsa-oaep-mgf1p"
+KEY_RSA_1_5 = XENC_NS + "rsa-1_5"
+KEY_RSA_OAEP = XENC11_NS + "rsa-oaep"
+DATA_ALGORITHMS = {            # Encryption(data=...) -> EncryptionMethod URI
+    "aes128-gcm": ENC_AES128_GCM,
+    "aes256-gcm": ENC_AES256_GCM,
+    "aes128-cbc": ENC_AES128_CBC,
+    "aes256-cbc": ENC_AES256_CBC,
+    "tripledes-cbc": ENC_TRIPLEDES_CBC,
+}
+KEY_ALGORITHMS = {             # Encryption(key=...) -> EncryptionMethod URI
+    "rsa-oaep-mgf1p": KEY_RSA_OAEP_MGF1P,
+    "rsa-1_5": KEY_RSA_1_5,
+    "rsa-oaep": KEY_RSA_OAEP,
+}
+# What each engine can produce (data names, key names).
+ENCRYPTION_ENGINES = {
+    "xmlsec1": (tuple(DATA_ALGORITHMS), tuple(KEY_ALGORITHMS)),
+    "lasso": (("aes128-cbc", "aes256-cbc", "tripledes-cbc"),
+              ("rsa-oaep-mgf1p", "rsa-1_5")),
+}
+KEY_PLACEMENTS = ("keyinfo", "sibling")
 
 OPENSSL_TIMEOUT = 60          # seconds, key generation
+XMLSEC1 = "xmlsec1"
+XMLSEC1_TIMEOUT = 30          # seconds, one xmlsec1 run (encrypt or sign)
 HTTP_MAX_QUERY = 8192         # bytes of a request line's query we accept
 HTTP_MAX_BODY = 64 * 1024     # bytes of a POST body we accept
 HTTP_SOCKET_TIMEOUT = 10      # seconds a client may keep a handler busy
@@ -256,25 +328,412 @@ def _write_atomic(path, text):
     os.replace(tmp, path)
 
 
-def _check_shape(xml, sign_response, sign_assertion, assertions):
+def _check_signature(elem, wanted, signature_method, what):
+    """elem (Response or Assertion) carries an enveloped ds:Signature of its
+    own ID iff wanted, with the SignatureMethod/DigestMethod of
+    signature_method."""
+    sig = elem.find("{%s}Signature" % DS_NS)
+    if (sig is not None) != bool(wanted):
+        raise RuntimeError("%s signature: wanted %s" % (what, bool(wanted)))
+    if sig is None:
+        return
+    sig_alg, digest = SIGNATURE_METHODS[signature_method]
+    si = "{%s}SignedInfo" % DS_NS
+    sm = sig.find("%s/{%s}SignatureMethod" % (si, DS_NS))
+    refs = sig.findall("%s/{%s}Reference" % (si, DS_NS))
+    if sm is None or sm.get("Algorithm") != sig_alg:
+        raise RuntimeError("%s signature: wanted SignatureMethod %s" % (what, sig_alg))
+    if len(refs) != 1 or refs[0].get("URI") != "#%s" % elem.get("ID"):
+        raise RuntimeError("%s signature does not reference the %s's ID"
+                           % (what, what))
+    dm = refs[0].find("{%s}DigestMethod" % DS_NS)
+    if dm is None or dm.get("Algorithm") != digest:
+        raise RuntimeError("%s signature: wanted DigestMethod %s" % (what, digest))
+
+
+def _check_shape(xml, sign_response, sign_assertion, assertions, encrypt=None,
+                 signature_method="rsa-sha256"):
     """Lasso reports a signing failure only as a GLib warning and drops the
-    element it failed to sign: check that we got what was asked for."""
+    element it failed to sign: check that we got what was asked for.
+
+    encrypt: None, or one entry per assertion (None = plaintext, else the
+    Encryption whose shape the EncryptedAssertion in that place must have).
+    Signatures are checked for presence and for the SignatureMethod/
+    DigestMethod of signature_method; the signatures of assertions that are
+    encrypted are checked before encryption (_check_plain_assertion)."""
     if not xml:
         raise RuntimeError("Lasso could not export/sign the response")
     root = ET.fromstring(xml)
-    sig = "{%s}Signature" % DS_NS
     if root.tag != "{%s}Response" % SAMLP_NS:
         raise RuntimeError("Lasso produced no Response")
-    if (root.find(sig) is not None) != bool(sign_response):
-        raise RuntimeError("response signature: wanted %s" % bool(sign_response))
-    found = root.findall("{%s}Assertion" % SAML_NS)
+    _check_signature(root, sign_response, signature_method, "response")
+    plan = [None] * assertions if encrypt is None else list(encrypt)
+    plain_tag = "{%s}Assertion" % SAML_NS
+    enc_tag = "{%s}EncryptedAssertion" % SAML_NS
+    found = [c for c in root if c.tag in (plain_tag, enc_tag)]
     if len(found) != assertions:
         raise RuntimeError("wanted %d assertions, Lasso produced %d"
                            % (assertions, len(found)))
-    for a in found:
-        if (a.find(sig) is not None) != bool(sign_assertion):
-            raise RuntimeError("assertion signature: wanted %s"
-                               % bool(sign_assertion))
+    for i, (a, enc) in enumerate(zip(found, plan)):
+        if enc is None:
+            if a.tag != plain_tag:
+                raise RuntimeError("assertion %d: wanted a plaintext Assertion" % i)
+            _check_signature(a, sign_assertion, signature_method, "assertion")
+        else:
+            if a.tag != enc_tag:
+                raise RuntimeError("assertion %d: wanted an EncryptedAssertion" % i)
+            enc.check(a)
+
+
+def _check_plain_assertion(xml, aid, sign_assertion, signature_method):
+    """The serialised assertion about to be encrypted is the one asked for
+    (ID, signature as asked)."""
+    if not xml:
+        raise RuntimeError("Lasso could not export/sign the assertion")
+    a = ET.fromstring(xml)
+    if a.tag != "{%s}Assertion" % SAML_NS or a.get("ID") != aid:
+        raise RuntimeError("Lasso exported no Assertion %r" % aid)
+    _check_signature(a, sign_assertion, signature_method, "assertion")
+
+
+# --------------------------------------------------------------------------
+# Encrypted assertions
+# --------------------------------------------------------------------------
+
+_SESSION_KEYS = {"aes128-gcm": "aes-128", "aes256-gcm": "aes-256",
+                 "aes128-cbc": "aes-128", "aes256-cbc": "aes-256",
+                 "tripledes-cbc": "des-192"}
+_LASSO_SYM_KEYS = {"aes128-cbc": lasso.ENCRYPTION_SYM_KEY_TYPE_AES_128,
+                   "aes256-cbc": lasso.ENCRYPTION_SYM_KEY_TYPE_AES_256,
+                   "tripledes-cbc": lasso.ENCRYPTION_SYM_KEY_TYPE_3DES}
+_LASSO_KEY_METHODS = {"rsa-oaep-mgf1p": lasso.KEY_ENCRYPTION_METHOD_OAEP,
+                      "rsa-1_5": lasso.KEY_ENCRYPTION_METHOD_PKCS1}
+_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*\?>\s*")
+
+
+def _run_xmlsec1(args, what):
+    """Run the xmlsec1 command line (bounded in time); RuntimeError if it
+    fails or does not finish."""
+    try:
+        res = subprocess.run([XMLSEC1] + list(args), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             timeout=XMLSEC1_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError("xmlsec1 %s did not finish within %d s"
+                           % (what, XMLSEC1_TIMEOUT)) from exc
+    if res.returncode != 0:
+        raise RuntimeError("xmlsec1 %s failed (%d): %s"
+                           % (what, res.returncode,
+                              res.stderr.decode(errors="replace")[-2000:]))
+
+
+def _xmlsec1_file(args, what, inputs, output="out.xml"):
+    """Write inputs ({name: text}) to a private temporary directory, run
+    xmlsec1 with args (names replaced by their paths) and --output, and
+    return the output document (str, XML declaration removed)."""
+    with tempfile.TemporaryDirectory(prefix="rsp-testidp-") as d:
+        paths = {}
+        for name, text in inputs.items():
+            paths[name] = os.path.join(d, name)
+            with open(paths[name], "w", encoding="utf-8") as f:
+                f.write(text)
+        out = os.path.join(d, output)
+        args = [paths.get(a, a) for a in args]
+        _run_xmlsec1(args[:1] + ["--output", out] + args[1:], what)
+        with open(out, "r", encoding="utf-8") as f:
+            return _XML_DECL_RE.sub("", f.read(), count=1)
+
+
+class Encryption:
+    """How one assertion is encrypted for an SP (``mint_xml(encrypt=...)``).
+
+    cert_path: the SP's encryption certificate (PEM).
+    data: the content encryption: "aes128-gcm", "aes256-gcm" (XML Enc 1.1),
+    "aes128-cbc", "aes256-cbc", "tripledes-cbc" (XML Enc 1.0).
+    key: the key transport: "rsa-oaep-mgf1p" (with DigestMethod SHA-1),
+    "rsa-1_5", "rsa-oaep" (XML Enc 1.1, DigestMethod SHA-1, default MGF
+    mgf1sha1).
+    engine: "xmlsec1" (the command line with our template; every data x
+    key) or "lasso" (Provider.saml2NodeEncrypt: aes128-cbc, aes256-cbc,
+    tripledes-cbc with rsa-oaep-mgf1p or rsa-1_5).
+    key_placement: "keyinfo" (EncryptedKey in EncryptedData's KeyInfo, as
+    Shibboleth IdP and Lasso do) or "sibling" (EncryptedKey after
+    EncryptedData in the EncryptedAssertion, with Ids, a ds:RetrievalMethod
+    in EncryptedData's KeyInfo and a ReferenceList in the EncryptedKey).
+
+    A combination the engine cannot produce raises ValueError here.
+
+    xmlsec1 1.2.37 has no xmlenc11#rsa-oaep transform: for key="rsa-oaep"
+    it wraps the key with rsa-oaep-mgf1p, DigestMethod SHA-1 (RSAES-OAEP,
+    SHA-1, MGF1 with SHA-1, empty label): the very computation
+    xmlenc11#rsa-oaep specifies with DigestMethod SHA-1 and no MGF element,
+    and the EncryptionMethod URI is then written as xmlenc11#rsa-oaep.
+    """
+
+    def __init__(self, cert_path, data="aes128-gcm", key="rsa-oaep-mgf1p",
+                 engine="xmlsec1", key_placement="keyinfo"):
+        if engine not in ENCRYPTION_ENGINES:
+            raise ValueError("engine must be one of %s, not %r"
+                             % (", ".join(ENCRYPTION_ENGINES), engine))
+        if data not in DATA_ALGORITHMS:
+            raise ValueError("data must be one of %s, not %r"
+                             % (", ".join(DATA_ALGORITHMS), data))
+        if key not in KEY_ALGORITHMS:
+            raise ValueError("key must be one of %s, not %r"
+                             % (", ".join(KEY_ALGORITHMS), key))
+        datas, keys = ENCRYPTION_ENGINES[engine]
+        if data not in datas:
+            raise ValueError("engine %r cannot encrypt data with %s (it does %s)"
+                             % (engine, data, ", ".join(datas)))
+        if key not in keys:
+            raise ValueError("engine %r cannot transport the key with %s "
+                             "(it does %s)" % (engine, key, ", ".join(keys)))
+        if key_placement not in KEY_PLACEMENTS:
+            raise ValueError("key_placement must be one of %s, not %r"
+                             % (", ".join(KEY_PLACEMENTS), key_placement))
+        self.cert_path = os.path.abspath(os.fspath(cert_path))
+        self.cert_body = _pem_body(self.cert_path)     # ValueError if no cert
+        self.data, self.key, self.engine = data, key, engine
+        self.key_placement = key_placement
+        self.data_uri = DATA_ALGORITHMS[data]
+        self.key_uri = KEY_ALGORITHMS[key]
+
+    def __repr__(self):
+        return ("Encryption(%r, data=%r, key=%r, engine=%r, key_placement=%r)"
+                % (self.cert_path, self.data, self.key, self.engine,
+                   self.key_placement))
+
+    # -- engines -----------------------------------------------------------
+
+    def encrypt_xmlsec1(self, assertion_xml, recipient=None):
+        """EncryptedAssertion XML (str) of a serialised assertion, encrypted
+        by the xmlsec1 command line (--encrypt --binary-data, a fresh
+        session key of the data algorithm's size, key transport to the
+        certificate's public key).  Needs no lock."""
+        ek_uri = KEY_RSA_OAEP_MGF1P if self.key == "rsa-oaep" else self.key_uri
+        digest = ('<ds:DigestMethod Algorithm="%s"/>' % DIGEST_SHA1
+                  if self.key in ("rsa-oaep-mgf1p", "rsa-oaep") else "")
+        rcpt = ' Recipient="%s"' % _xml_escape(recipient) if recipient else ""
+        tmpl = (
+            '<saml:EncryptedAssertion xmlns:saml="%(saml)s">'
+            '<xenc:EncryptedData xmlns:xenc="%(xenc)s" Id="%(ed)s" Type="%(type)s">'
+            '<xenc:EncryptionMethod Algorithm="%(data)s"/>'
+            '<ds:KeyInfo xmlns:ds="%(ds)s">'
+            '<xenc:EncryptedKey Id="%(ek)s"%(rcpt)s>'
+            '<xenc:EncryptionMethod Algorithm="%(key)s">%(digest)s</xenc:EncryptionMethod>'
+            '<ds:KeyInfo><ds:X509Data><ds:X509Certificate/></ds:X509Data></ds:KeyInfo>'
+            '<xenc:CipherData><xenc:CipherValue/></xenc:CipherData>'
+            '</xenc:EncryptedKey>'
+            '</ds:KeyInfo>'
+            '<xenc:CipherData><xenc:CipherValue/></xenc:CipherData>'
+            '</xenc:EncryptedData>'
+            '</saml:EncryptedAssertion>'
+            % {"saml": SAML_NS, "xenc": XENC_NS, "ds": DS_NS, "ed": random_id(),
+               "ek": random_id(), "type": ENC_TYPE_ELEMENT, "data": self.data_uri,
+               "key": ek_uri, "digest": digest, "rcpt": rcpt})
+        xml = _xmlsec1_file(
+            ["--encrypt", "--pubkey-cert-pem", self.cert_path,
+             "--session-key", _SESSION_KEYS[self.data],
+             "--binary-data", "assertion.xml", "template.xml"],
+            "--encrypt", {"assertion.xml": assertion_xml, "template.xml": tmpl})
+        if self.key == "rsa-oaep":
+            old = 'Algorithm="%s"' % KEY_RSA_OAEP_MGF1P
+            if xml.count(old) != 1:
+                raise RuntimeError("xmlsec1 output has no single rsa-oaep-mgf1p "
+                                   "EncryptionMethod")
+            xml = xml.replace(old, 'Algorithm="%s"' % KEY_RSA_OAEP)
+        return self._placed(xml)
+
+    def encrypt_lasso(self, node, recipient):
+        """EncryptedAssertion XML (str) of a Lasso assertion node, encrypted
+        by Lasso (lasso_provider_saml2_node_encrypt: the node is serialised,
+        and signed if it has a signature set up, then encrypted for the
+        encryption KeyDescriptor of a provider made from this
+        certificate).  Caller holds _LASSO_LOCK."""
+        md = (
+            '<md:EntityDescriptor xmlns:md="%(md)s" entityID="%(eid)s">\n'
+            '  <md:SPSSODescriptor protocolSupportEnumeration="%(samlp)s">\n'
+            '%(kd)s'
+            '    <md:AssertionConsumerService index="0" Binding="%(post)s"'
+            ' Location="https://encryption-recipient.invalid/acs"/>\n'
+            '  </md:SPSSODescriptor>\n'
+            '</md:EntityDescriptor>\n'
+            % {"md": MD_NS, "eid": _xml_escape(recipient), "samlp": SAMLP_NS,
+               "kd": _key_descriptor(self.cert_path, use="encryption"),
+               "post": BINDING_POST})
+        provider = lasso.Provider.newFromBuffer(lasso.PROVIDER_ROLE_SP, md)
+        if provider is None:
+            raise RuntimeError("Lasso refused the encryption certificate %s"
+                               % self.cert_path)
+        provider.setEncryptionSymKeyType(_LASSO_SYM_KEYS[self.data])
+        provider.setKeyEncryptionMethod(_LASSO_KEY_METHODS[self.key])
+        enc = provider.saml2NodeEncrypt(node)
+        xml = enc.exportToXml() if enc is not None else None
+        if not xml:
+            raise RuntimeError("Lasso could not encrypt the assertion")
+        # A bare Saml2EncryptedElement serialises as saml:EncryptedElement.
+        xml, n1 = re.subn(r"^<saml:EncryptedElement\b", "<saml:EncryptedAssertion", xml)
+        xml, n2 = re.subn(r"</saml:EncryptedElement>\s*$", "</saml:EncryptedAssertion>", xml)
+        if (n1, n2) != (1, 1):
+            raise RuntimeError("Lasso's encrypted element is not a "
+                               "saml:EncryptedElement: %r" % xml[:200])
+        return self._placed(xml)
+
+    def _placed(self, xml):
+        """key_placement="sibling": the EncryptedKey moved from
+        EncryptedData's KeyInfo to after EncryptedData (Ids added where
+        missing, namespaces declared on it), a ds:RetrievalMethod to it left
+        in the KeyInfo and a ReferenceList to the EncryptedData added."""
+        if self.key_placement == "keyinfo":
+            return xml
+        ek = re.search(r"<((?:[A-Za-z_][\w.-]*:)?)EncryptedKey\b.*?</\1EncryptedKey>",
+                       xml, re.S)
+        ed = re.search(r"<((?:[A-Za-z_][\w.-]*:)?)EncryptedData\b[^>]*>", xml)
+        if ek is None or ed is None:
+            raise RuntimeError("no EncryptedData/EncryptedKey to rearrange")
+        ed_tag = ed.group(0)
+        m = re.search(r'\sId="([^"]*)"', ed_tag)
+        ed_id = m.group(1) if m else random_id()
+        if not m:
+            ed_tag = ed_tag[:-1] + ' Id="%s">' % ed_id
+        key_xml = ek.group(0)
+        first = re.match(r"<[^>]*>", key_xml).group(0)
+        m = re.search(r'\sId="([^"]*)"', first)
+        ek_id = m.group(1) if m else random_id()
+        extra = "" if m else ' Id="%s"' % ek_id
+        prefix = ek.group(1)
+        if prefix and ("xmlns:%s=" % prefix[:-1]) not in first:
+            extra += ' xmlns:%s="%s"' % (prefix[:-1], XENC_NS)
+        if "<ds:" in key_xml and "xmlns:ds=" not in first:
+            extra += ' xmlns:ds="%s"' % DS_NS
+        close = "</%sEncryptedKey>" % prefix
+        key_xml = (first[:-1] + extra + ">" + key_xml[len(first):-len(close)]
+                   + '<ReferenceList xmlns="%s"><DataReference URI="#%s"/>'
+                   '</ReferenceList>' % (XENC_NS, ed_id) + close)
+        retrieval = ('<RetrievalMethod xmlns="%s" Type="%sEncryptedKey" URI="#%s"/>'
+                     % (DS_NS, XENC_NS, ek_id))
+        out = xml[:ek.start()] + retrieval + xml[ek.end():]
+        out = out.replace(ed.group(0), ed_tag, 1)
+        end = re.search(r"</((?:[A-Za-z_][\w.-]*:)?)EncryptedData>", out)
+        if end is None:
+            raise RuntimeError("no end of EncryptedData")
+        return out[:end.end()] + key_xml + out[end.end():]
+
+    # -- shape -------------------------------------------------------------
+
+    def check(self, ea):
+        """RuntimeError unless the EncryptedAssertion element ea (ElementTree)
+        has the standard shape with this object's algorithms and key
+        placement, and non-empty ciphertexts."""
+        x, ds = XENC_NS, DS_NS
+        eds = ea.findall("{%s}EncryptedData" % x)
+        if len(eds) != 1:
+            raise RuntimeError("EncryptedAssertion: wanted one EncryptedData")
+        ed = eds[0]
+        if ed.get("Type") != ENC_TYPE_ELEMENT:
+            raise RuntimeError("EncryptedData Type is %r" % ed.get("Type"))
+        em = ed.find("{%s}EncryptionMethod" % x)
+        if em is None or em.get("Algorithm") != self.data_uri:
+            raise RuntimeError("EncryptedData: wanted EncryptionMethod %s"
+                               % self.data_uri)
+        inline = ed.findall("{%s}KeyInfo/{%s}EncryptedKey" % (ds, x))
+        siblings = ea.findall("{%s}EncryptedKey" % x)
+        if self.key_placement == "keyinfo":
+            if len(inline) != 1 or siblings:
+                raise RuntimeError("wanted one EncryptedKey in EncryptedData's KeyInfo")
+            ek = inline[0]
+        else:
+            rm = ed.find("{%s}KeyInfo/{%s}RetrievalMethod" % (ds, ds))
+            if len(siblings) != 1 or inline or rm is None or \
+                    rm.get("URI") != "#%s" % siblings[0].get("Id"):
+                raise RuntimeError("wanted one EncryptedKey next to EncryptedData, "
+                                   "referenced by a RetrievalMethod")
+            ek = siblings[0]
+        kem = ek.find("{%s}EncryptionMethod" % x)
+        if kem is None or kem.get("Algorithm") != self.key_uri:
+            raise RuntimeError("EncryptedKey: wanted EncryptionMethod %s"
+                               % self.key_uri)
+        for where, elem in (("EncryptedData", ed), ("EncryptedKey", ek)):
+            cv = elem.find("{%s}CipherData/{%s}CipherValue" % (x, x))
+            if cv is None or not "".join((cv.text or "").split()):
+                raise RuntimeError("%s has no CipherValue" % where)
+
+
+def _encryption_plan(encrypt, assertions):
+    """encrypt (None, an Encryption, or one entry per assertion) as a list
+    of assertions entries, each an Encryption or None."""
+    if encrypt is None:
+        return [None] * assertions
+    if isinstance(encrypt, Encryption):
+        return [encrypt] * assertions
+    if isinstance(encrypt, (tuple, list)):
+        plan = list(encrypt)
+        if len(plan) != assertions:
+            raise ValueError("encrypt has %d entries for %d assertions"
+                             % (len(plan), assertions))
+        for e in plan:
+            if e is not None and not isinstance(e, Encryption):
+                raise ValueError("encrypt entries must be Encryption or None, "
+                                 "not %s" % type(e).__name__)
+        return plan
+    raise ValueError("encrypt must be None, an Encryption, or a tuple/list "
+                     "with one entry per assertion")
+
+
+_ASSERTION_RE = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
+
+
+def _substitute_assertions(xml, replacements):
+    """The Response text with its n-th saml:Assertion replaced by
+    replacements[n] where that is not None."""
+    spans = list(_ASSERTION_RE.finditer(xml))
+    if len(spans) != len(replacements):
+        raise RuntimeError("the exported Response has %d assertions, wanted %d"
+                           % (len(spans), len(replacements)))
+    out, pos = [], 0
+    for m, new in zip(spans, replacements):
+        if new is not None:
+            out.append(xml[pos:m.start()])
+            out.append(new)
+            pos = m.end()
+    out.append(xml[pos:])
+    return "".join(out)
+
+
+def _sign_response_xmlsec1(xml, response_id, key_path, cert_path,
+                           signature_method):
+    """The Response signed by the xmlsec1 command line: a ds:Signature
+    template like Lasso's own (after the Issuer; exclusive c14n, enveloped,
+    SignatureMethod/DigestMethod of signature_method, KeyInfo with the
+    certificate) over the Response's ID."""
+    sig_alg, digest = SIGNATURE_METHODS[signature_method]
+    tmpl = (
+        '<Signature xmlns="%(ds)s">\n<SignedInfo>\n'
+        '<CanonicalizationMethod Algorithm="%(c14n)s"/>\n'
+        '<SignatureMethod Algorithm="%(sig)s"/>\n'
+        '<Reference URI="#%(id)s">\n<Transforms>\n'
+        '<Transform Algorithm="%(env)s"/>\n<Transform Algorithm="%(c14n)s"/>\n'
+        '</Transforms>\n<DigestMethod Algorithm="%(digest)s"/>\n'
+        '<DigestValue></DigestValue>\n</Reference>\n</SignedInfo>\n'
+        '<SignatureValue></SignatureValue>\n'
+        '<KeyInfo>\n<X509Data>\n<X509Certificate/>\n</X509Data>\n</KeyInfo>\n'
+        '</Signature>'
+        % {"ds": DS_NS, "c14n": C14N_EXCL, "sig": sig_alg, "env": ENVELOPED,
+           "digest": digest, "id": _xml_escape(response_id)})
+    root = re.match(r"\s*<samlp:Response\b[^>]*>", xml)
+    if root is None:
+        raise RuntimeError("the exported Response does not start with samlp:Response")
+    at = root.end()
+    issuer = re.compile(r"<saml:Issuer\b[^>]*?(?:/>|>[^<]*</saml:Issuer>)").match(xml, at)
+    if issuer is not None:
+        at = issuer.end()
+    doc = xml[:at] + tmpl + xml[at:]
+    return _xmlsec1_file(
+        ["--sign", "--privkey-pem", "%s,%s" % (key_path, cert_path),
+         "--id-attr:ID", "%s:Response" % SAMLP_NS,
+         "--node-xpath", "/*[local-name()='Response']/*[local-name()='Signature']",
+         "response.xml"],
+        "--sign", {"response.xml": doc})
 
 
 # --------------------------------------------------------------------------
@@ -546,16 +1005,33 @@ class TestIdP:
                  in_response_to=None, sign_response=True, sign_assertion=True,
                  issuer=None, confirmation_method=BEARER, attributes=None,
                  assertions=1, response_id=None,
-                 name_id_format=NAMEID_UNSPECIFIED):
+                 name_id_format=NAMEID_UNSPECIFIED, encrypt=None,
+                 signature_method="rsa-sha256"):
         """The Response XML (signed as asked), as a str.
 
         Offsets are seconds relative to ``now`` (epoch seconds, default
         time.time()); an offset of None omits that attribute.  Extra
         keywords beyond the documented API: ``response_id`` (Response ID,
         default random) and ``name_id_format``.
+
+        ``encrypt``: None (plaintext assertions), an Encryption (every
+        assertion encrypted with it) or a tuple/list with one entry per
+        assertion (None = that one stays plaintext); the Response's children
+        keep the assertions' order.  ``sign_assertion`` signs each assertion
+        before it is encrypted (the signature is inside the ciphertext);
+        ``sign_response`` signs the Response after (its signature covers the
+        EncryptedAssertion elements).
+
+        ``signature_method``: "rsa-sha256" (RSA-SHA256, SHA-256 digests) or
+        "rsa-sha1" (RSA-SHA1, SHA-1 digests), for every signature.
         """
         if assertions not in (0, 1, 2):
             raise ValueError("assertions must be 0, 1 or 2")
+        if signature_method not in SIGNATURE_METHODS:
+            raise ValueError("signature_method must be one of %s, not %r"
+                             % (", ".join(SIGNATURE_METHODS), signature_method))
+        plan = _encryption_plan(encrypt, assertions)
+        encrypted = any(e is not None for e in plan)
         if now is None:
             now = time.time()
         issuer = self.entity_id if issuer is None else issuer
@@ -573,6 +1049,9 @@ class TestIdP:
 
         with _LASSO_LOCK:
             server = self._server(sp_entity_id, acs_url)
+            server.signatureMethod = (lasso.SIGNATURE_METHOD_RSA_SHA1
+                                      if signature_method == "rsa-sha1" else
+                                      lasso.SIGNATURE_METHOD_RSA_SHA256)
 
             nodes = []
             for i in range(assertions):
@@ -595,6 +1074,21 @@ class TestIdP:
                     server.saml2AssertionSetupSignature(a)
                 nodes.append(a)
 
+            # Assertions to encrypt: serialised (and signed) on their own now;
+            # Lasso's engine encrypts here, under the lock, xmlsec1's below.
+            encrypted_xml = [None] * assertions
+            to_xmlsec1 = []
+            for i, (a, enc) in enumerate(zip(nodes, plan)):
+                if enc is None:
+                    continue
+                plain = a.exportToXml()
+                _check_plain_assertion(plain, a.id, sign_assertion,
+                                       signature_method)
+                if enc.engine == "lasso":
+                    encrypted_xml[i] = enc.encrypt_lasso(a, sp_entity_id)
+                else:
+                    to_xmlsec1.append((i, enc, plain))
+
             login = lasso.Login(server)
             login.initIdpInitiatedAuthnRequest(sp_entity_id)
             login.request.protocolBinding = BINDING_POST
@@ -605,8 +1099,10 @@ class TestIdP:
 
             resp = login.response
             resp.assertion = tuple(nodes)
+            # With encrypted assertions the Response is signed by xmlsec1
+            # once they are in place.
             login.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE
-                                   if sign_response else
+                                   if sign_response and not encrypted else
                                    lasso.PROFILE_SIGNATURE_HINT_FORBID)
             login.buildAuthnResponseMsg()
             # buildAuthnResponseMsg attached (or removed) the signature and
@@ -624,7 +1120,17 @@ class TestIdP:
             status.statusCode = code
             resp.status = status
             xml = resp.exportToXml()
-        _check_shape(xml, sign_response, sign_assertion, assertions)
+        if encrypted:
+            for i, enc, plain in to_xmlsec1:
+                encrypted_xml[i] = enc.encrypt_xmlsec1(plain, sp_entity_id)
+            if not xml:
+                raise RuntimeError("Lasso could not export the response")
+            xml = _substitute_assertions(xml, encrypted_xml)
+            if sign_response:
+                xml = _sign_response_xmlsec1(xml, response_id, self.key_path,
+                                             self.cert_path, signature_method)
+        _check_shape(xml, sign_response, sign_assertion, assertions,
+                     encrypt=plan, signature_method=signature_method)
         return xml
 
     @staticmethod
@@ -637,6 +1143,38 @@ class TestIdP:
                           + m.group(3), xml)
         if n == 0:
             raise ValueError("no NameID to tamper with")
+        return base64.b64encode(new.encode("utf-8")).decode("ascii")
+
+    @staticmethod
+    def tamper_response_signature(b64):
+        """Change one digit of the Response's own IssueInstant (its seconds;
+        still a valid xs:dateTime): covered by the Response signature,
+        outside every (Encrypted)Assertion, so the Response signature no
+        longer verifies while the assertions, encrypted or not, and their
+        signatures are untouched.  ValueError if the Response is not signed
+        or has no IssueInstant.  Returns base64."""
+        xml = base64.b64decode(b64).decode("utf-8")
+        try:
+            root = ET.fromstring(xml)
+        except ET.ParseError as exc:
+            raise ValueError("not XML: %s" % exc) from exc
+        if root.tag != "{%s}Response" % SAMLP_NS:
+            raise ValueError("not a samlp:Response")
+        if root.find("{%s}Signature" % DS_NS) is None:
+            raise ValueError("the Response is not signed")
+        tag = re.match(r"\s*(?:<\?xml[^>]*\?>\s*)?<(?:[A-Za-z_][\w.-]*:)?Response\b[^>]*>",
+                       xml)
+        attr = re.compile(r'\sIssueInstant="([^"]*)"').search(xml, 0, tag.end()) \
+            if tag else None
+        if attr is None:
+            raise ValueError("the Response has no IssueInstant to change")
+        digit = re.search(r"(\d)(?=(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?$)", attr.group(1))
+        if digit is None:
+            raise ValueError("IssueInstant %r is not an xs:dateTime" % attr.group(1))
+        pos = attr.start(1) + digit.start(1)
+        new = xml[:pos] + str((int(xml[pos]) + 1) % 10) + xml[pos + 1:]
+        if ET.fromstring(new).get("IssueInstant") == root.get("IssueInstant"):
+            raise RuntimeError("IssueInstant unchanged")   # pragma: no cover
         return base64.b64encode(new.encode("utf-8")).decode("ascii")
 
     @staticmethod
@@ -1553,6 +2091,22 @@ def _parser():
     m.add_argument("--unsigned-assertion", action="store_true")
     m.add_argument("--tamper", action="store_true",
                    help="alter the NameID after signing")
+    m.add_argument("--tamper-response-signature", action="store_true",
+                   help="alter the Response's IssueInstant after signing (the "
+                   "Response signature breaks, the assertions stay intact)")
+    m.add_argument("--signature-method", choices=tuple(SIGNATURE_METHODS),
+                   default="rsa-sha256",
+                   help="rsa-sha256 (default) or rsa-sha1 (SHA-1 digests too)")
+    m.add_argument("--encrypt-cert", metavar="PATH",
+                   help="encrypt every assertion for this SP certificate (PEM)")
+    m.add_argument("--encrypt-data", choices=tuple(DATA_ALGORITHMS),
+                   help="content encryption (default aes128-gcm)")
+    m.add_argument("--encrypt-key", choices=tuple(KEY_ALGORITHMS),
+                   help="key transport (default rsa-oaep-mgf1p)")
+    m.add_argument("--encrypt-engine", choices=tuple(ENCRYPTION_ENGINES),
+                   help="xmlsec1 (default) or lasso")
+    m.add_argument("--encrypt-key-placement", choices=KEY_PLACEMENTS,
+                   help="keyinfo (default) or sibling")
     m.add_argument("--xml", action="store_true", help="print the XML, not base64")
 
     s = sub.add_parser("serve", help="HTTP IdP on 127.0.0.1")
@@ -1595,6 +2149,16 @@ def main(argv=None):
         return 0
     attrs = _attributes(args.attribute)
     if args.cmd == "mint":
+        enc_opts = {k: v for k, v in (("data", args.encrypt_data),
+                                      ("key", args.encrypt_key),
+                                      ("engine", args.encrypt_engine),
+                                      ("key_placement", args.encrypt_key_placement))
+                    if v is not None}
+        if enc_opts and not args.encrypt_cert:
+            _parser().error("--encrypt-data/-key/-engine/-key-placement need "
+                            "--encrypt-cert")
+        encrypt = Encryption(args.encrypt_cert, **enc_opts) if args.encrypt_cert \
+            else None
         idp = _idp_from_args(args)
         b64 = idp.mint(
             args.sp_entity_id, args.acs_url, assertion_id=args.assertion_id,
@@ -1613,9 +2177,12 @@ def main(argv=None):
             sign_response=not (args.unsigned or args.unsigned_response),
             sign_assertion=not (args.unsigned or args.unsigned_assertion),
             issuer=args.issuer, confirmation_method=args.confirmation_method,
-            attributes=attrs, assertions=args.assertions)
+            attributes=attrs, assertions=args.assertions, encrypt=encrypt,
+            signature_method=args.signature_method)
         if args.tamper:
             b64 = TestIdP.tamper(b64)
+        if args.tamper_response_signature:
+            b64 = TestIdP.tamper_response_signature(b64)
         if args.xml:
             sys.stdout.write(base64.b64decode(b64).decode("utf-8") + "\n")
         else:

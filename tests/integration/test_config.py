@@ -114,3 +114,78 @@ def test_bad_configuration_refused_with_the_directive_named(make_instance, garba
     assert directive in str(ei.value), str(ei.value)
     # the refusal's own log lines were expected (and checked just above)
     h.gate_offset = h.log_size()
+
+
+@pytest.fixture(scope="module")
+def enc_files(workdir, testidp):
+    """Two RSA pairs and an EC pair for the encryption directives."""
+    import subprocess
+    d = harness.make_dir(os.path.join(workdir, "config-enc"))
+    out = {}
+    for name in ("a", "b"):
+        out[name] = testidp.make_keypair(d, "enc-" + name, "rsp config " + name)
+    key, cert = os.path.join(d, "ec.key"), os.path.join(d, "ec.crt")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "30", "-subj", "/CN=rsp config ec"],
+                   check=True, capture_output=True, timeout=60)
+    out["ec"] = (key, cert)
+    for k, _ in out.values():
+        os.chmod(k, 0o644)
+    return out
+
+
+def _enc(key=None, cert=None, flag=""):
+    lines = []
+    if key:
+        lines.append('ReplaySPEncryptionKeyFile "%s"' % key)
+    if cert:
+        lines.append('ReplaySPEncryptionCertFile "%s"%s' % (cert, flag))
+    return "\n".join(lines)
+
+
+ENC_BAD = [
+    # (case, directive named, location_extra from the pairs {a, b, ec})
+    ("key_without_cert", "ReplaySPEncryptionCertFile", lambda f: _enc(key=f["a"][0])),
+    ("cert_without_key", "ReplaySPEncryptionCertFile", lambda f: _enc(cert=f["a"][1])),
+    ("key_of_another_cert", "ReplaySPEncryptionCertFile",
+     lambda f: _enc(key=f["a"][0], cert=f["b"][1])),
+    ("not_rsa", "ReplaySPEncryptionKeyFile", lambda f: _enc(key=f["ec"][0], cert=f["ec"][1])),
+    ("key_missing", "ReplaySPEncryptionKeyFile",
+     lambda f: _enc(key="/nonexistent/rsp/enc.key", cert=f["a"][1])),
+    ("key_garbage", "ReplaySPEncryptionKeyFile", lambda f: _enc(key=f["a"][1], cert=f["a"][1])),
+    ("published_twice", "ReplaySPEncryptionCertFile",
+     lambda f: _enc(key=f["a"][0], cert=f["a"][1], flag=" publish") + "\n"
+     + _enc(key=f["b"][0], cert=f["b"][1], flag=" publish")),
+    ("unknown_option", "ReplaySPEncryptionCertFile",
+     lambda f: _enc(key=f["a"][0], cert=f["a"][1], flag=" please")),
+    ("option_on_the_key", "ReplaySPEncryptionKeyFile",
+     lambda f: 'ReplaySPEncryptionKeyFile "%s" publish\n' % f["a"][0] + _enc(cert=f["a"][1])),
+    ("sha1_for_an_unknown_idp", "ReplaySPAllowSHA1",
+     lambda f: "ReplaySPAllowSHA1 https://not-an-idp-of-this-sp.example/idp"),
+]
+
+
+@pytest.mark.parametrize("case,directive,extra", ENC_BAD, ids=[b[0] for b in ENC_BAD])
+def test_bad_encryption_configuration_refused_with_the_directive_named(make_instance, enc_files,
+                                                                       case, directive, extra):
+    h = make_instance("enc-" + case, location_extra=extra(enc_files))
+    rc, out = h.configtest()
+    assert rc != 0, "%s: configtest passed:\n%s" % (case, out)
+    assert directive in out, "%s: configtest output does not name %s:\n%s" % (case, directive, out)
+    with pytest.raises(HarnessError):
+        h.start()
+    assert not h.running()
+    h.gate_offset = h.log_size()
+
+
+def test_good_encryption_configuration_passes_configtest(make_instance, enc_files, redis, idps):
+    h = make_instance("enc-good", store_url=redis.url, location_extra="\n".join([
+        _enc(key=enc_files["a"][0], cert=enc_files["a"][1]),
+        _enc(key=enc_files["b"][0], cert=enc_files["b"][1], flag=" publish"),
+        'ReplaySPAllowSHA1 "%s"' % idps["idp2"].entity_id]))
+    rc, out = h.configtest()
+    assert rc == 0 and "Syntax OK" in out, out
+    h.start()
+    assert h.running()
+    h.stop()

@@ -390,3 +390,51 @@ def test_pysaml2_answers_the_modules_own_authn_request(ifleet, store, p2idp):
     r = post_acs(ifleet.replicas[1].base_url, b64, relay_state=relay)
     assert r.status_code == 403 and session_cookie(r)[0] is None
     assert len(store.session_keys()) == 1
+
+
+# --------------------------------------------------------------------------
+# encrypted assertions made by pysaml2 (its own template, xmlsec1)
+# --------------------------------------------------------------------------
+
+ENCRYPTED_SHAPES = {"signed-response": dict(sign_assertion=False, sign_response=True),
+                    "signed-assertion": dict(sign_assertion=True, sign_response=False)}
+
+
+@pytest.mark.expect_log("replay_refused")
+@pytest.mark.parametrize("shape", sorted(ENCRYPTED_SHAPES))
+@pytest.mark.parametrize("data", ["aes128-gcm", "aes256-gcm", "aes128-cbc", "aes256-cbc"])
+def test_pysaml2_encrypted_assertion_signs_in_once(ifleet, store, p2idp, sp_keys, data, shape):
+    b64, info = mint(p2idp, ifleet, name_id="carol", attributes=ATTRS,
+                     encrypt_cert=sp_keys[1], encrypt_data=data,
+                     encrypt_key="rsa-oaep-mgf1p", **ENCRYPTED_SHAPES[shape])
+    assert info["assertion_id"] is None and len(info["encrypted_assertions"]) == 1
+    assert info["encrypted_assertions"][0]["data"].endswith("#" + data)
+    r = post_acs(ifleet.public, b64, relay_state=PAGE)
+    assert r.status_code == 303, (r.status_code, r.text[:500], log_lines(ifleet, "RSP"))
+    cookie, _ = session_cookie(r)
+    assert len(store.claim_keys()) == 1 and len(store.session_keys()) == 1
+    g = get(ifleet.replicas[1].base_url + PAGE, cookie=cookie)
+    assert g.status_code == 200 and g.headers.get("X-RSP-User") == "carol"
+    assert g.headers.get("X-Mail") == "alice@example.org"
+    for name, base in [(h.name, h.base_url) for h in ifleet.replicas] + [("balancer",
+                                                                         ifleet.public)]:
+        rr = post_acs(base, b64, relay_state=PAGE)
+        assert rr.status_code == 403, (name, rr.status_code)
+    assert len(store.claim_keys()) == 1 and len(store.session_keys()) == 1
+
+
+@pytest.mark.expect_log("check_refused")
+def test_pysaml2_default_encryption_tripledes_refused(ifleet, store, p2idp, sp_keys):
+    """pysaml2 7.0.1 encrypts with tripledes-cbc unless told otherwise: not
+    AES, refused before anything is decrypted."""
+    b64, info = mint(p2idp, ifleet, encrypt_cert=sp_keys[1], encrypt_data="tripledes-cbc",
+                     **ENCRYPTED_SHAPES["signed-response"])
+    assert info["encrypted_assertions"][0]["data"].endswith("#tripledes-cbc")
+    assert_refused(ifleet, store, b64, "encryption-algorithm")
+
+
+@pytest.mark.expect_log("check_refused")
+def test_pysaml2_rsa_1_5_refused(ifleet, store, p2idp, sp_keys):
+    b64, _ = mint(p2idp, ifleet, encrypt_cert=sp_keys[1], encrypt_data="aes128-cbc",
+                  encrypt_key="rsa-1_5", **ENCRYPTED_SHAPES["signed-response"])
+    assert_refused(ifleet, store, b64, "encryption-algorithm")

@@ -1,7 +1,7 @@
 """No leak per request: one httpd process (-X) under valgrind serves many
 sign-ins (unsolicited and SP-initiated), protected requests, replays,
-refusals, logouts with their LogoutRequest/LogoutResponse and IdP-initiated
-logouts. Every block valgrind
+refusals, logouts with their LogoutRequest/LogoutResponse, IdP-initiated
+logouts, and encrypted sign-ins with the decryption refusals. Every block valgrind
 reports as definitely lost must come from one-time start-up (Lasso's own
 initialisation); none may come from request handling. Any invalid read or
 write fails the test too."""
@@ -103,6 +103,28 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
             flows.append((start.status_code, r.status_code, out.status_code, done.status_code,
                           r2.status_code, slo.status_code))
         assert flows == [(302, 303, 302, 302, 303, 302)] * (ROUNDS // 2)
+        # encrypted assertions (both shapes), and the decryption refusals:
+        # another key, RSA-1.5, a broken Response signature
+        import rsp_testidp
+        enc = rsp_testidp.Encryption(sp_config["cert_file"], data="aes256-gcm")
+        other = rsp_testidp.Encryption(idp.cert_path, data="aes128-cbc")
+        pkcs1 = rsp_testidp.Encryption(sp_config["cert_file"], data="aes128-cbc", key="rsa-1_5")
+        encrypted = []
+        for i in range(ROUNDS // 2):
+            shape = dict(sign_response=True, sign_assertion=False) if i % 2 else \
+                dict(sign_response=False, sign_assertion=True)
+            b64 = idp.mint(sp_config["entity_id"], acs, encrypt=enc, **shape)
+            r = post_acs(acs, b64, relay_state="/index.html", timeout=60)
+            again = post_acs(acs, b64, timeout=60)
+            wrong = post_acs(acs, idp.mint(sp_config["entity_id"], acs, encrypt=other),
+                             timeout=60)
+            oracle = post_acs(acs, idp.mint(sp_config["entity_id"], acs, encrypt=pkcs1),
+                              timeout=60)
+            broken = post_acs(acs, rsp_testidp.TestIdP.tamper_response_signature(
+                idp.mint(sp_config["entity_id"], acs, encrypt=enc)), timeout=60)
+            encrypted.append((r.status_code, again.status_code, wrong.status_code,
+                              oracle.status_code, broken.status_code))
+        assert encrypted == [(303, 403, 400, 400, 400)] * (ROUNDS // 2)
     finally:
         harness.terminate(proc, 120)
     with open(vg_log) as f:

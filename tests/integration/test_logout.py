@@ -307,6 +307,24 @@ def test_idp_logout_request_signature_rules(fleet, saml, store):
     assert refused_everywhere(fleet, saml, cookie)
 
 
+@pytest.mark.backends("redis")
+@pytest.mark.expect_log("RSP01039")
+def test_idp_logout_request_rsa_sha1_accepted_where_allowed(fleet, saml, store):
+    """ReplaySPAllowSHA1 naming the IdP: its RSA-SHA1 LogoutRequest is
+    taken, and the exception is logged at warn (RSP01039)."""
+    idp = saml.idps["idp1"]
+    fleet.restart_replicas(location_extra='ReplaySPAllowSHA1 "%s"' % idp.entity_id)
+    fleet.mark_logs()
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="SI-S1")
+    url, _ = idp.logout_request_url(md, "alice", session_index="SI-S1")
+    r = get(local(resign(url, idp.key_path, "sha1"), fleet.public))
+    assert r.status_code == 302, r.text[:300]
+    assert refused_everywhere(fleet, saml, cookie)
+    lines = [l for ls in fleet.new_log_lines().values() for l in ls if "RSP01039" in l]
+    assert len(lines) == 1 and "HTTP-Redirect signature uses rsa-sha1" in lines[0], lines
+
+
 @pytest.mark.expect_log("RSP01035")
 def test_idp_logout_request_taken_once(fleet, saml, store):
     """The same LogoutRequest again (a captured one) is refused, even for a

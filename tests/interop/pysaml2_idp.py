@@ -28,6 +28,18 @@ path); nothing is fetched.
                    sign_assertion=True, sign_response=False)
     req_id, b64, acs = idp.answer_redirect(query_string_or_url)
     bad = tamper(b64)                             # one character changed
+    enc = idp.mint(sp_entity_id, acs_url, encrypt_cert="sp-enc.crt",
+                   encrypt_data="aes128-cbc", encrypt_key="rsa-oaep-mgf1p")
+
+Encrypted assertions are pysaml2's own too: ``create_authn_response`` with
+``encrypt_assertion=True`` and ``encrypt_cert_assertion`` (the assertion
+signed first, if asked, then encrypted by ``CryptoBackendXmlSec1.
+encrypt_assertion`` into the ``pre_encryption_part`` template, then the
+Response signed, if asked).  pysaml2 7.0.1 always asks that template for
+its defaults (tripledes-cbc, rsa-oaep-mgf1p, a des-192 session key); the
+only change made here is to the algorithm URIs of that template and the
+session key type, the two knobs ``pre_encryption_part(msg_enc, key_enc)``
+and ``encrypt_assertion(key_type)`` have.
 """
 
 import base64
@@ -68,7 +80,8 @@ with _quiet():
                           "/usr/bin/python3 (%s)" % exc) from exc
 
 __all__ = ["Pysaml2IdP", "make_keypair", "sp_metadata", "tamper", "response_info",
-           "DEFAULT_ENTITY_ID", "SAML_NS", "SAMLP_NS", "DS_NS"]
+           "DEFAULT_ENTITY_ID", "SAML_NS", "SAMLP_NS", "DS_NS", "XENC_NS",
+           "ENCRYPTION_DATA", "ENCRYPTION_KEY"]
 
 DEFAULT_ENTITY_ID = "https://pysaml2-idp.test.example/idp"
 DEFAULT_SSO_URL = "http://127.0.0.1/pysaml2-idp/sso"
@@ -81,6 +94,23 @@ MD_NS = "urn:oasis:names:tc:SAML:2.0:metadata"
 DS_NS = "http://www.w3.org/2000/09/xmldsig#"
 NAME_FORMAT_BASIC = "urn:oasis:names:tc:SAML:2.0:attrname-format:basic"
 AC_PPT = "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"
+XENC_NS = "http://www.w3.org/2001/04/xmlenc#"
+XENC11_NS = "http://www.w3.org/2009/xmlenc11#"
+# What pysaml2 7.0.1 (through xmlsec1 1.2.37) can encrypt an assertion with:
+# encrypt_data -> (EncryptedData EncryptionMethod, xmlsec1 --session-key)
+ENCRYPTION_DATA = {
+    "aes128-cbc": (XENC_NS + "aes128-cbc", "aes-128"),
+    "aes256-cbc": (XENC_NS + "aes256-cbc", "aes-256"),
+    "aes128-gcm": (XENC11_NS + "aes128-gcm", "aes-128"),
+    "aes256-gcm": (XENC11_NS + "aes256-gcm", "aes-256"),
+    "tripledes-cbc": (XENC_NS + "tripledes-cbc", "des-192"),   # pysaml2's default
+}
+# encrypt_key -> EncryptedKey EncryptionMethod (xmlenc11#rsa-oaep: xmlsec1
+# 1.2.37 refuses it, so pysaml2 cannot produce it)
+ENCRYPTION_KEY = {
+    "rsa-oaep-mgf1p": XENC_NS + "rsa-oaep-mgf1p",            # pysaml2's default
+    "rsa-1_5": XENC_NS + "rsa-1_5",
+}
 
 OPENSSL_TIMEOUT = 60      # seconds, key generation
 XMLSEC_TIMEOUT = 30       # seconds, one xmlsec1 run (sign or verify)
@@ -191,7 +221,12 @@ def response_info(b64_or_xml):
     """What a test needs to know about a Response (base64 or XML):
     {response_id, assertion_id, issuer (the assertion's), name_id,
     in_response_to (Response), scd_in_response_to, destination, recipient,
-    audiences, response_signed, assertion_signed, attributes {name: [values]}}."""
+    audiences, response_signed, assertion_signed, attributes {name: [values]},
+    encrypted_assertions [{"data": EncryptedData's EncryptionMethod, "key":
+    its EncryptedKey's EncryptionMethod (None if no EncryptedKey inside
+    EncryptedData's KeyInfo)}]}.  The assertion fields describe the
+    plaintext Assertion child of the Response (None/empty/False when there
+    is none, e.g. when the assertion is encrypted)."""
     root = ET.fromstring(_xml_of(b64_or_xml))
     if root.tag != "{%s}Response" % SAMLP_NS:
         raise ValueError("not a samlp:Response: %s" % root.tag)
@@ -202,7 +237,14 @@ def response_info(b64_or_xml):
             "response_signed": root.find(sig) is not None,
             "assertion_id": None, "issuer": None, "name_id": None, "recipient": None,
             "scd_in_response_to": None, "audiences": [], "assertion_signed": False,
-            "attributes": {}}
+            "attributes": {}, "encrypted_assertions": []}
+    for ea in root.findall("{%s}EncryptedAssertion" % SAML_NS):
+        em = ea.find("{%s}EncryptedData/{%s}EncryptionMethod" % (XENC_NS, XENC_NS))
+        kem = ea.find("{%s}EncryptedData/{%s}KeyInfo/{%s}EncryptedKey/{%s}EncryptionMethod"
+                      % (XENC_NS, DS_NS, XENC_NS, XENC_NS))
+        info["encrypted_assertions"].append(
+            {"data": em.get("Algorithm") if em is not None else None,
+             "key": kem.get("Algorithm") if kem is not None else None})
     if a is None:
         return info
     q = lambda *p: "/".join("{%s}%s" % (SAML_NS, x) for x in p)  # noqa: E731
@@ -241,6 +283,56 @@ def tamper(b64, where="NameID"):
     out = xml[:m.start(2)] + text[:-1] + new_last + xml[m.end(2):]
     assert len(out) == len(xml) and sum(x != y for x, y in zip(out, xml)) == 1
     return base64.b64encode(out.encode("utf-8")).decode("ascii")
+
+
+def _encrypted_assertion_plaintext_info(statement):
+    """{assertion_id, assertion_signed, scd_in_response_to} of the Assertion
+    inside the EncryptedAssertion of the document pysaml2 handed to xmlsec1
+    for encryption."""
+    root = ET.fromstring(statement.encode("utf-8") if isinstance(statement, str)
+                         else statement)
+    a = root.find("{%s}EncryptedAssertion/{%s}Assertion" % (SAML_NS, SAML_NS))
+    if a is None:
+        raise RuntimeError("pysaml2 encrypted no EncryptedAssertion/Assertion")
+    scd = a.find("/".join("{%s}%s" % (SAML_NS, x) for x in
+                          ("Subject", "SubjectConfirmation", "SubjectConfirmationData")))
+    return {"assertion_id": a.get("ID"),
+            "assertion_signed": a.find("{%s}Signature" % DS_NS) is not None,
+            "scd_in_response_to": scd.get("InResponseTo") if scd is not None else None}
+
+
+def _choose_encryption_algorithms(sec):
+    """Let mint_xml choose the algorithms of pysaml2's assertion encryption.
+
+    pysaml2 7.0.1's Entity._encrypt_assertion always calls
+    ``sec.encrypt_assertion(response, cert, pre_encryption_part(...))``
+    with pre_encryption_part's defaults (tripledes-cbc, rsa-oaep-mgf1p) and
+    encrypt_assertion's default session key (des-192).  This wraps the
+    SecurityContext's encrypt_assertion: when ``sec.rsp_encryption`` is
+    (data URI, session key type, key URI), the template's two
+    EncryptionMethod URIs and the session key type are set to those before
+    pysaml2 runs xmlsec1; the document handed over (the signed assertion
+    in its EncryptedAssertion, in plaintext) is kept in
+    ``sec.rsp_plaintext`` for mint_xml's checks."""
+    original = sec.encrypt_assertion
+    sec.rsp_encryption = None
+    sec.rsp_plaintext = []
+
+    def encrypt_assertion(statement, enc_key, template, key_type="des-192",
+                          node_xpath=None):
+        choice = sec.rsp_encryption
+        if choice is not None:
+            data_uri, key_type, key_uri = choice
+            template.encryption_method.algorithm = data_uri
+            eks = template.key_info.encrypted_key
+            for ek in eks if isinstance(eks, list) else [eks]:
+                ek.encryption_method.algorithm = key_uri
+        sec.rsp_plaintext.append(statement if isinstance(statement, str)
+                                 else str(statement))
+        return original(statement, enc_key, template, key_type=key_type,
+                        node_xpath=node_xpath)
+
+    sec.encrypt_assertion = encrypt_assertion
 
 
 # --------------------------------------------------------------------------
@@ -365,6 +457,7 @@ class Pysaml2IdP:
                 s = Server(config=self._config())
             backend = BoundedXmlSec1(XMLSEC1, delete_tmpfiles=True)
             s.sec.crypto = backend
+            _choose_encryption_algorithms(s.sec)
             self._server = s
         return self._server
 
@@ -378,7 +471,8 @@ class Pysaml2IdP:
 
     def mint_xml(self, sp_entity_id, acs_url, name_id="alice", attributes=None,
                  in_response_to=None, sign_assertion=True, sign_response=False,
-                 name_id_format=NAMEID_FORMAT_UNSPECIFIED):
+                 name_id_format=NAMEID_FORMAT_UNSPECIFIED, encrypt_cert=None,
+                 encrypt_data="aes128-cbc", encrypt_key="rsa-oaep-mgf1p"):
         """A Response from pysaml2's Server.create_authn_response: Destination
         and Recipient acs_url, Audience sp_entity_id (the SP must be in the
         metadata given), bearer confirmation, an AuthnStatement
@@ -386,19 +480,55 @@ class Pysaml2IdP:
         (Response and SubjectConfirmationData) only when in_response_to is
         given. pysaml2 picks the IDs and the SessionIndex itself. Signed as
         asked (xmlsec1, RSA-SHA256; neither is allowed, for negative
-        tests). Returns the XML."""
+        tests). Returns the XML.
+
+        encrypt_cert: the path of the SP's encryption certificate (PEM):
+        the assertion is then encrypted for it (pysaml2's
+        encrypt_assertion, self-contained namespaces), with encrypt_data
+        (a key of ENCRYPTION_DATA) and encrypt_key (a key of
+        ENCRYPTION_KEY); sign_assertion signs it before encryption,
+        sign_response signs the Response after."""
+        if encrypt_cert is not None:
+            if encrypt_data not in ENCRYPTION_DATA:
+                raise ValueError("encrypt_data must be one of %s, not %r"
+                                 % (", ".join(ENCRYPTION_DATA), encrypt_data))
+            if encrypt_key not in ENCRYPTION_KEY:
+                raise ValueError("encrypt_key must be one of %s, not %r (pysaml2 "
+                                 "drives xmlsec1 1.2.37, which has no "
+                                 "xmlenc11#rsa-oaep)"
+                                 % (", ".join(ENCRYPTION_KEY), encrypt_key))
+            with open(encrypt_cert, encoding="ascii") as f:
+                cert_pem = f.read()
+            if "-----BEGIN CERTIFICATE-----" not in cert_pem:
+                raise ValueError("no PEM certificate in %s" % encrypt_cert)
         s = self.server
         nid = NameID(format=name_id_format, text=name_id)
         authn = {"class_ref": AC_PPT, "authn_auth": self.entity_id}
-        resp = s.create_authn_response(
-            self._identity(attributes), in_response_to, acs_url, sp_entity_id,
-            name_id=nid, authn=authn, sign_assertion=bool(sign_assertion),
-            sign_response=bool(sign_response), sign_alg=self.sign_alg,
-            digest_alg=self.digest_alg)
+        enc_args = {}
+        if encrypt_cert is not None:
+            enc_args = {"encrypt_assertion": True, "encrypt_cert_assertion": cert_pem,
+                        "encrypt_assertion_self_contained": True}
+        s.sec.rsp_encryption = (ENCRYPTION_DATA[encrypt_data] + (ENCRYPTION_KEY[encrypt_key],)
+                                if encrypt_cert is not None else None)
+        s.sec.rsp_plaintext = []
+        try:
+            resp = s.create_authn_response(
+                self._identity(attributes), in_response_to, acs_url, sp_entity_id,
+                name_id=nid, authn=authn, sign_assertion=bool(sign_assertion),
+                sign_response=bool(sign_response), sign_alg=self.sign_alg,
+                digest_alg=self.digest_alg, **enc_args)
+            plaintext = list(s.sec.rsp_plaintext)
+        finally:
+            s.sec.rsp_encryption = None
+            s.sec.rsp_plaintext = []
         xml = str(resp)
         if not xml.lstrip().startswith("<"):
             raise RuntimeError("pysaml2 did not produce a Response: %r" % xml[:300])
-        self._check_shape(xml, sign_assertion, sign_response, in_response_to)
+        self._check_shape(xml, sign_assertion, sign_response, in_response_to,
+                          encryption=(ENCRYPTION_DATA[encrypt_data][0],
+                                      ENCRYPTION_KEY[encrypt_key])
+                          if encrypt_cert is not None else None,
+                          plaintext=plaintext)
         return xml
 
     def mint(self, sp_entity_id, acs_url, **kw):
@@ -408,11 +538,31 @@ class Pysaml2IdP:
                                 ).decode("ascii")
 
     @staticmethod
-    def _check_shape(xml, sign_assertion, sign_response, in_response_to):
+    def _check_shape(xml, sign_assertion, sign_response, in_response_to,
+                     encryption=None, plaintext=()):
         """pysaml2 must have produced what was asked for (a silently
         unsigned response would make a negative test pass for the wrong
-        reason, a positive one fail for an unclear one)."""
+        reason, a positive one fail for an unclear one).
+
+        encryption: None, or the (data, key) EncryptionMethod URIs the one
+        EncryptedAssertion must carry; the assertion inside is checked in
+        plaintext: what pysaml2 handed to xmlsec1 to encrypt."""
         info = response_info(xml)
+        if encryption is not None:
+            if info["assertion_id"] is not None:
+                raise RuntimeError("pysaml2 left a plaintext Assertion in the Response")
+            want = [{"data": encryption[0], "key": encryption[1]}]
+            if info["encrypted_assertions"] != want:
+                raise RuntimeError("encrypted assertions: wanted %r, got %r"
+                                   % (want, info["encrypted_assertions"]))
+            if len(plaintext) != 1:
+                raise RuntimeError("pysaml2 encrypted %d documents, wanted 1"
+                                   % len(plaintext))
+            inner = _encrypted_assertion_plaintext_info(plaintext[0])
+            info.update((k, inner[k]) for k in ("assertion_id", "assertion_signed",
+                                                "scd_in_response_to"))
+        elif info["encrypted_assertions"]:
+            raise RuntimeError("pysaml2 encrypted an assertion unasked")
         if info["assertion_id"] is None:
             raise RuntimeError("pysaml2 produced a Response without an Assertion")
         if info["assertion_signed"] != bool(sign_assertion):
@@ -499,24 +649,30 @@ class Pysaml2IdP:
         raise ValueError("the HTTP-Redirect signature does not verify")
 
     def answer_redirect(self, query, name_id="alice", attributes=None,
-                        sign_assertion=True, sign_response=False):
+                        sign_assertion=True, sign_response=False, **encryption):
         """Answer an HTTP-Redirect AuthnRequest the way a pysaml2 IdP does
         (``Server.response_args`` picks the ACS from the request and the
         SP's metadata): returns (request ID, base64 Response with
-        InResponseTo = that ID, ACS URL it is for)."""
+        InResponseTo = that ID, ACS URL it is for).  ``encryption``:
+        mint's encrypt_cert, encrypt_data, encrypt_key."""
+        bad = set(encryption) - {"encrypt_cert", "encrypt_data", "encrypt_key"}
+        if bad:
+            raise TypeError("unexpected keyword(s): %s" % ", ".join(sorted(bad)))
         req = self.parse_redirect(query)
         args = self.server.response_args(req.message, [BINDING_HTTP_POST])
         sp_entity_id, acs = args["sp_entity_id"], args["destination"]
         b64 = self.mint(sp_entity_id, acs, name_id=name_id, attributes=attributes,
                         in_response_to=req.message.id, sign_assertion=sign_assertion,
-                        sign_response=sign_response)
+                        sign_response=sign_response, **encryption)
         return req.message.id, b64, acs
 
 
 def _main(argv=None):
     """Command line: write the metadata, or mint one response.
     pysaml2_idp.py metadata --workdir D [--entity-id E]
-    pysaml2_idp.py mint --workdir D --sp-metadata F --sp-entity-id X --acs-url Y [--name-id N]"""
+    pysaml2_idp.py mint --workdir D --sp-metadata F --sp-entity-id X --acs-url Y [--name-id N]
+        [--sign-response] [--unsigned-assertion]
+        [--encrypt-cert C [--encrypt-data ALG] [--encrypt-key ALG]]"""
     import argparse
     p = argparse.ArgumentParser(description=_main.__doc__)
     p.add_argument("cmd", choices=("metadata", "mint"))
@@ -528,6 +684,10 @@ def _main(argv=None):
     p.add_argument("--name-id", default="alice")
     p.add_argument("--sign-response", action="store_true")
     p.add_argument("--unsigned-assertion", action="store_true")
+    p.add_argument("--encrypt-cert", metavar="PATH",
+                   help="encrypt the assertion for this SP certificate (PEM)")
+    p.add_argument("--encrypt-data", choices=tuple(ENCRYPTION_DATA), default="aes128-cbc")
+    p.add_argument("--encrypt-key", choices=tuple(ENCRYPTION_KEY), default="rsa-oaep-mgf1p")
     a = p.parse_args(argv)
     idp = Pysaml2IdP(a.workdir, entity_id=a.entity_id, sp_metadata=a.sp_metadata)
     if a.cmd == "metadata":
@@ -536,7 +696,9 @@ def _main(argv=None):
     if not (a.sp_entity_id and a.acs_url and a.sp_metadata):
         p.error("mint needs --sp-metadata, --sp-entity-id and --acs-url")
     print(idp.mint(a.sp_entity_id, a.acs_url, name_id=a.name_id,
-                   sign_assertion=not a.unsigned_assertion, sign_response=a.sign_response))
+                   sign_assertion=not a.unsigned_assertion, sign_response=a.sign_response,
+                   encrypt_cert=a.encrypt_cert, encrypt_data=a.encrypt_data,
+                   encrypt_key=a.encrypt_key))
     return 0
 
 
