@@ -370,45 +370,6 @@ const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
                               dc->redirect_domains);
 }
 
-const char *rsp_form_value(apr_pool_t *p, const char *s, const char *name,
-                           const char **why)
-{
-    const char *pair = s, *found = NULL, *end = NULL;
-    apr_size_t n = strlen(name);
-    char *v;
-
-    while (pair && *pair) {
-        const char *next = strchr(pair, '&');
-        apr_size_t len = next ? (apr_size_t)(next - pair) : strlen(pair);
-        if (len >= n && !strncmp(pair, name, n)
-            && (len == n || pair[n] == '=')) {
-            if (found) {
-                *why = apr_psprintf(p, "%s given twice", name);
-                return NULL;
-            }
-            found = len == n ? pair + n : pair + n + 1;
-            end = pair + len;
-        }
-        pair = next ? next + 1 : NULL;
-    }
-    if (!found) {
-        return NULL;
-    }
-    v = apr_pstrmemdup(p, found, (apr_size_t)(end - found));
-    if (ap_unescape_urlencoded(v) != OK) {
-        *why = apr_psprintf(p, "bad escape in %s", name);
-        return NULL;
-    }
-    return v;
-}
-
-const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name)
-{
-    const char *why = NULL;
-
-    return rsp_form_value(p, rec, name, &why);
-}
-
 const char *rsp_query_arg(request_rec *r, const char *name, int *bad)
 {
     const char *why = NULL, *v;

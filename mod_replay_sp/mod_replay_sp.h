@@ -8,6 +8,7 @@
 #include <apr_atomic.h>
 #include <apr_reslist.h>
 
+#include "rsp_form.h"
 #include "rsp_saml.h"
 #include "rsp_store.h"
 #include "rsp_url.h"
@@ -128,20 +129,9 @@ void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);
 const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
                                  const char *target);
 
-/* The value of name in an application/x-www-form-urlencoded string (a
- * query, a form body, a record of ours), unescaped; NULL when absent or
- * refused, and then *why says why ("NAME given twice", "bad escape in
- * NAME"; left alone when absent). Nothing but the value is copied. */
-const char *rsp_form_value(apr_pool_t *p, const char *s, const char *name,
-                           const char **why);
-
 /* A query argument of r (rsp_form_value); NULL when absent. *bad is set
  * when it is badly escaped or repeated. */
 const char *rsp_query_arg(request_rec *r, const char *name, int *bad);
-
-/* One field of a record "v=1&a=x&b=y" (value URL-decoded), or NULL
- * (absent, repeated or badly escaped). */
-const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);
 
 /* 400 for a refused SAML message, logged with the stable check name. */
 int rsp_refuse_response(request_rec *r, const char *check, const char *detail);

@@ -8,6 +8,7 @@
 #include <http_request.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_claim.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
 
@@ -108,6 +109,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_store_t *st = sc->store;
     const char *ctype, *saml, *relay, *why, *check, *detail, *err;
     const char *claim_key, *claim_val, *sid, *skey, *ahash, *replica, *cookie;
+    rsp_claim_rec_t crec;
     const char *target;
     rsp_check_params_t cp;
     rsp_assertion_t *a;
@@ -209,9 +211,10 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     }
     skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
     claim_key = rsp_claim_key(r->pool, rsp_cfg_prefix(sc), a->issuer, a->id);
-    claim_val = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT "&s=%s",
-                             replica, apr_time_sec(now),
-                             skey + strlen(rsp_cfg_prefix(sc)) + 2);
+    crec.replica = replica;
+    crec.claimed = now;
+    crec.session_hash = rsp_session_hash(r->pool, sid);
+    claim_val = rsp_claim_encode(r->pool, &crec);
     t0 = apr_time_now();
     rv = rsp_store_claim(st, r->pool, claim_key, claim_val, a->ttl_ms, &won,
                          &err);
@@ -247,16 +250,17 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         /* Taken. Who took it, from the claim's value (read after the
          * verdict, never part of it). */
         const char *held = NULL, *mine = rsp_session_cookie(r, dc), *first;
+        rsp_claim_rec_t taken;
         apr_size_t len;
         if (rsp_store_get(st, r->pool, claim_key, &held, &len, &err)
-            != APR_SUCCESS) {
+            != APR_SUCCESS
+            || !held || rsp_claim_decode(&taken, r->pool, held) != APR_SUCCESS) {
             held = NULL;
         }
-        first = held ? rsp_record_field(r->pool, held, "r") : NULL;
+        first = held ? taken.replica : NULL;
         if (mine && held) {
-            const char *recorded = rsp_record_field(r->pool, held, "s");
-            if (recorded && !strcmp(recorded, rsp_sha256_b64url(
-                                        r->pool, mine, strlen(mine)))) {
+            const char *recorded = taken.session_hash;
+            if (recorded && !strcmp(recorded, rsp_session_hash(r->pool, mine))) {
                 /* The browser that won the claim posts it again (back
                  * button, double submit): it gets the first answer again,
                  * without a new session. */
@@ -307,7 +311,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     /* Indexed for the IdP's logout first: a session is never stored
      * where a LogoutRequest could not find it. */
     rv = rsp_logout_index_add(r, dc, a->issuer, a->name_id, a->session_index,
-                              skey + strlen(rsp_cfg_prefix(sc)) + 2, &err);
+                              crec.session_hash, &err);
     if (rv == APR_SUCCESS) {
         const char *enc = rsp_session_encode(r->pool, &sess);
         rv = rsp_store_put(st, r->pool, skey, enc, strlen(enc), lifetime_ms,

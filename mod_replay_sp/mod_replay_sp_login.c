@@ -16,6 +16,7 @@
 #include <http_request.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_claim.h"
 #include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
@@ -225,6 +226,7 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
     rsp_store_t *st = store_of(r);
     const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
+    rsp_claim_rec_t use;
     rsp_pending_t *pd;
     apr_size_t len;
     int won = 0;
@@ -266,8 +268,10 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
             r->pool, "RelayState %s the one sent with request %s",
             relay_state ? "is not" : "missing; expected", rid));
     }
-    mark = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT, rsp_replica(r),
-                        apr_time_sec(apr_time_now()));
+    use.replica = rsp_replica(r);
+    use.claimed = apr_time_now();
+    use.session_hash = NULL;
+    mark = rsp_claim_encode(r->pool, &use);
     if (rsp_store_claim(st, r->pool, request_key(r, "u:", request_id), mark,
                         rsp_cfg_request_lifetime(dc) * 1000, &won, &err)
         != APR_SUCCESS) {

@@ -19,37 +19,22 @@
 #include <http_request.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_claim.h"
+#include "rsp_logout_index.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
 
 #define SAML_STATUS_SUCCESS "urn:oasis:names:tc:SAML:2.0:status:Success"
-/* Sessions ended per index entry at most (each costs two store round
- * trips); a NameID with more sessions than this in one SessionLifetime is
- * not a person. */
-#define MAX_SESSIONS_PER_INDEX 256
-
 static const char *index_key(request_rec *r, const char *issuer,
                              const char *name_id, const char *session_index)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    apr_size_t il = strlen(issuer), nl = strlen(name_id);
-    apr_size_t sl = session_index ? strlen(session_index) + 1 : 0;
-    char *buf = apr_palloc(r->pool, il + 1 + nl + sl);
 
-    /* issuer 0x00 name_id [0x00 session_index]: no two tuples share an
-     * input, and the NameID-only key differs from every triple's. */
-    memcpy(buf, issuer, il);
-    buf[il] = '\0';
-    memcpy(buf + il + 1, name_id, nl);
-    if (session_index) {
-        buf[il + 1 + nl] = '\0';
-        memcpy(buf + il + 2 + nl, session_index, sl - 1);
-    }
-    return apr_pstrcat(r->pool, rsp_cfg_prefix(sc), "n:",
-                       rsp_sha256_b64url(r->pool, buf, il + 1 + nl + sl), NULL);
+    return rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer, name_id,
+                                session_index);
 }
 
 apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
@@ -76,21 +61,6 @@ apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
     return rv;
 }
 
-static int is_hash(const char *h, apr_size_t n)
-{
-    apr_size_t i;
-
-    if (n != RSP_HASH_B64_LEN) {
-        return 0;
-    }
-    for (i = 0; i < n; i++) {
-        if (!apr_isalnum(h[i]) && h[i] != '-' && h[i] != '_') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* Delete the session <prefix>s:hash if it belongs to issuer/name_id (and
  * session_index, when given). *ended counts it. */
 static apr_status_t end_session(request_rec *r, rsp_store_t *st,
@@ -99,7 +69,7 @@ static apr_status_t end_session(request_rec *r, rsp_store_t *st,
                                 const char *session_index, int *ended,
                                 const char **err)
 {
-    const char *skey = apr_pstrcat(r->pool, prefix, "s:", hash, NULL), *val;
+    const char *skey = rsp_session_key_of_hash(r->pool, prefix, hash), *val;
     rsp_session_t *sess;
     apr_size_t len;
     apr_status_t rv;
@@ -133,28 +103,23 @@ static apr_status_t end_indexed(request_rec *r, rsp_store_t *st,
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *val, *c, *end;
+    const char *val;
+    apr_array_header_t *hashes;
     apr_size_t len;
     apr_status_t rv;
-    int n = 0, deleted;
+    int i, deleted;
 
     if ((rv = rsp_store_get(st, r->pool, key, &val, &len, err)) != APR_SUCCESS
         || !val) {
         return rv;
     }
-    for (c = val; *c && n < MAX_SESSIONS_PER_INDEX; c = end) {
-        while (*c == ' ') {
-            c++;
-        }
-        end = c + strcspn(c, " ");
-        if (end > c && is_hash(c, (apr_size_t)(end - c))) {
-            n++;
-            rv = end_session(r, st, rsp_cfg_prefix(sc),
-                             apr_pstrmemdup(r->pool, c, (apr_size_t)(end - c)),
-                             req, session_index, ended, err);
-            if (rv != APR_SUCCESS) {
-                return rv;
-            }
+    hashes = rsp_logout_index_parse(r->pool, val);
+    for (i = 0; i < hashes->nelts; i++) {
+        rv = end_session(r, st, rsp_cfg_prefix(sc),
+                         APR_ARRAY_IDX(hashes, i, const char *), req,
+                         session_index, ended, err);
+        if (rv != APR_SUCCESS) {
+            return rv;
         }
     }
     /* Entries appended meanwhile keep it (their sessions are newer). */
@@ -360,6 +325,7 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
     apr_size_t il = strlen(req->issuer), dl = strlen(req->id);
     char *buf = apr_palloc(r->pool, il + 1 + dl);
     const char *key, *err, *mark;
+    rsp_claim_rec_t taken;
     int won = 0;
 
     if (req->issue_instant > now + skew) {
@@ -383,8 +349,10 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
     memcpy(buf + il + 1, req->id, dl);
     key = apr_pstrcat(r->pool, rsp_cfg_prefix(sc), "i:",
                       rsp_sha256_b64url(r->pool, buf, il + 1 + dl), NULL);
-    mark = apr_psprintf(r->pool, "v=1&r=%s&t=%" APR_TIME_T_FMT, rsp_replica(r),
-                        apr_time_sec(now));
+    taken.replica = rsp_replica(r);
+    taken.claimed = now;
+    taken.session_hash = NULL;
+    mark = rsp_claim_encode(r->pool, &taken);
     /* Kept until the request could no longer pass the freshness test. */
     if (rsp_store_claim(sc->store, r->pool, key, mark,
                         apr_time_as_msec(req->issue_instant + life + 2 * skew

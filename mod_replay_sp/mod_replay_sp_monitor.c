@@ -85,52 +85,11 @@ static void log_alarm(server_rec *s, const rsp_alarm_t *a)
 static void poll_store(monitor_t *m, watched_t *w, apr_pool_t *p)
 {
     apr_array_header_t *servers = NULL, *alarms;
-    const char *text = NULL, *settings = NULL, *err = NULL;
     apr_time_t now = apr_time_now();
     apr_int64_t used = 0, limit = 0, evicted = 0;
     int i, up = 1, have_limit = 1;
-    apr_status_t rv;
 
-    rv = rsp_store_info(&w->store, p, NULL, &text, &err);
-    if (rv == APR_SUCCESS && w->store.url->kind == RSP_STORE_MEMCACHE) {
-        if (rsp_store_info(&w->store, p, "settings", &settings, &err)
-            != APR_SUCCESS
-            || rsp_health_parse_memcache(&servers, p, text, settings)
-               != APR_SUCCESS) {
-            rv = APR_EGENERAL;
-            err = err ? err : "unreadable memcached stats";
-        }
-    }
-    else if (rv == APR_SUCCESS) {
-        rsp_health_t *h;
-        servers = apr_array_make(p, 1, sizeof(rsp_health_t));
-        h = apr_array_push(servers);
-        if (rsp_health_parse_redis(h, text) != APR_SUCCESS) {
-            rv = APR_EGENERAL;
-            err = "unreadable INFO reply";
-        }
-        apr_cpystrn(h->name, w->store.url->display, sizeof(h->name));
-    }
-    if (rv != APR_SUCCESS) {
-        /* Not even one server answered: all of them are down for us. */
-        rsp_health_t *h;
-        int n = w->store.url->kind == RSP_STORE_MEMCACHE
-            ? w->store.url->servers->nelts : 1;
-        servers = apr_array_make(p, n, sizeof(rsp_health_t));
-        for (i = 0; i < n; i++) {
-            h = apr_array_push(servers);
-            memset(h, 0, sizeof(*h));
-            if (w->store.url->kind == RSP_STORE_MEMCACHE) {
-                rsp_server_t *sv = &APR_ARRAY_IDX(w->store.url->servers, i,
-                                                  rsp_server_t);
-                apr_cpystrn(h->name, sv->name, sizeof(h->name));
-            }
-            else {
-                apr_cpystrn(h->name, w->store.url->display, sizeof(h->name));
-            }
-            apr_cpystrn(h->error, err ? err : "no answer", sizeof(h->error));
-        }
-    }
+    rsp_health_poll(&servers, p, &w->store);
     alarms = apr_array_make(p, 4, sizeof(rsp_alarm_t));
     m->params.longest_window_s = m->max_window_s;
     if (shared && shared->claim_expiry_max > now) {

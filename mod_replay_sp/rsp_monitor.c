@@ -7,6 +7,7 @@
 
 #include "rsp_log.h"
 #include "rsp_monitor.h"
+#include "rsp_store.h"
 #include "rsp_util.h"
 
 static void init_health(rsp_health_t *h)
@@ -15,6 +16,8 @@ static void init_health(rsp_health_t *h)
     h->reachable = 1;
     h->uptime = h->evictions = h->refusals = h->activity = -1;
     h->used = h->limit = -1;
+    h->aof = -1;
+    h->last_save = h->replicas = -1;
 }
 
 static void copy(char *dst, apr_size_t size, const char *src, apr_size_t len)
@@ -115,6 +118,15 @@ static void redis_line(void *c, const char *k, apr_size_t kl, const char *v,
     else if (KEY("role")) {
         ctx->role_seen = 1;
         h->replica = vl == 5 && !memcmp(v, "slave", 5);
+    }
+    else if (KEY("aof_enabled")) {
+        h->aof = vl == 1 && v[0] == '1';
+    }
+    else if (KEY("rdb_last_save_time")) {
+        NUM(v, vl, &h->last_save, ctx->bad);
+    }
+    else if (KEY("connected_slaves")) {
+        NUM(v, vl, &h->replicas, ctx->bad);
     }
     else if (KEY("errorstat_OOM")) {
         /* errorstat_OOM:count=3 */
@@ -452,4 +464,47 @@ void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
 
     st->last = *cur;
     st->have_last = 1;
+}
+
+void rsp_health_poll(apr_array_header_t **out, apr_pool_t *p, rsp_store_t *st)
+{
+    apr_array_header_t *servers = NULL;
+    const char *text = NULL, *settings = NULL, *err = NULL;
+    apr_status_t rv;
+    int i, n;
+
+    rv = rsp_store_info(st, p, NULL, &text, &err);
+    if (rv == APR_SUCCESS && st->url->kind == RSP_STORE_MEMCACHE) {
+        if (rsp_store_info(st, p, "settings", &settings, &err) != APR_SUCCESS
+            || rsp_health_parse_memcache(&servers, p, text, settings)
+               != APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            err = err ? err : "unreadable memcached stats";
+        }
+    }
+    else if (rv == APR_SUCCESS) {
+        rsp_health_t *h;
+        servers = apr_array_make(p, 1, sizeof(rsp_health_t));
+        h = apr_array_push(servers);
+        if (rsp_health_parse_redis(h, text) != APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            err = "unreadable INFO reply";
+        }
+        apr_cpystrn(h->name, st->url->display, sizeof(h->name));
+    }
+    if (rv != APR_SUCCESS) {
+        /* Not even one server answered: all of them are down for us. */
+        n = st->url->kind == RSP_STORE_MEMCACHE ? st->url->servers->nelts : 1;
+        servers = apr_array_make(p, n, sizeof(rsp_health_t));
+        for (i = 0; i < n; i++) {
+            rsp_health_t *h = apr_array_push(servers);
+            init_health(h);
+            h->reachable = 0;
+            apr_cpystrn(h->name, st->url->kind == RSP_STORE_MEMCACHE
+                        ? APR_ARRAY_IDX(st->url->servers, i, rsp_server_t).name
+                        : st->url->display, sizeof(h->name));
+            apr_cpystrn(h->error, err ? err : "no answer", sizeof(h->error));
+        }
+    }
+    *out = servers;
 }

@@ -28,6 +28,10 @@ typedef struct {
     int evicting;                   /* the configuration lets it drop claims */
     char policy[RSP_HEALTH_TEXT];   /* the configuration, in words */
     int replica;                    /* a read-only Redis replica */
+    int aof;                        /* Redis: append-only file on (1), off
+                                     * (0); -1 unknown or memcached */
+    apr_int64_t last_save;          /* Redis: last RDB snapshot, epoch s */
+    apr_int64_t replicas;           /* Redis: connected replicas */
 } rsp_health_t;
 
 /* Parse the text of Redis `INFO` (all sections, or at least server,
@@ -40,6 +44,16 @@ apr_status_t rsp_health_parse_redis(rsp_health_t *h, const char *info);
  * answer (reachable = 0). *out gets one rsp_health_t per server. */
 apr_status_t rsp_health_parse_memcache(apr_array_header_t **out, apr_pool_t *p,
                                        const char *stats, const char *settings);
+
+/* Ask the store how it is (Redis INFO; memcached stats and stats
+ * settings of each server) and parse it: *out gets one rsp_health_t per
+ * server, named as in the store's URL. A store that does not answer at
+ * all gives every server reachable = 0 and the store's error; this call
+ * itself never fails. The I/O is the store's own (bounded by its
+ * timeout). */
+struct rsp_store_t;
+void rsp_health_poll(apr_array_header_t **out, apr_pool_t *p,
+                     struct rsp_store_t *st);
 
 /* What the poller remembers of one server between polls. Zero it to start. */
 typedef struct {

@@ -40,6 +40,11 @@ typedef struct {
     apr_status_t (*append)(rsp_store_t *st, apr_pool_t *p, const char *key,
                            const char *item, apr_int64_t ttl_ms,
                            const char **err);
+    /* How long key has left: *ttl_ms >= 0, or -1 when it has no expiry,
+     * -2 when it is absent (memcached: whole seconds). For operators'
+     * tools; the sign-in path never needs it. */
+    apr_status_t (*ttl)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                        apr_int64_t *ttl_ms, const char **err);
     /* Server statistics as text: Redis INFO [section]; memcached
      * "stats [section]" of each server in blocks "server host:port", a
      * server that did not answer as a block with a line "error <why>"
@@ -74,6 +79,8 @@ extern const rsp_store_ops_t rsp_store_memcache_ops;
     ((st)->ops->del_if_equal((st), (p), (k), (v), (d), (err)))
 #define rsp_store_append(st, p, k, i, ttl, err) \
     ((st)->ops->append((st), (p), (k), (i), (ttl), (err)))
+#define rsp_store_ttl(st, p, k, t, err) \
+    ((st)->ops->ttl((st), (p), (k), (t), (err)))
 #define rsp_store_info(st, p, s, t, err) \
     ((st)->ops->info((st), (p), (s), (t), (err)))
 

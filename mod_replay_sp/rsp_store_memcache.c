@@ -450,6 +450,39 @@ static apr_status_t mc_get(rsp_store_t *st, apr_pool_t *p, const char *key,
     return rv;
 }
 
+/* mg key t: "HD t<seconds>" (t-1: no expiry) or "EN" (absent). */
+static apr_status_t mc_ttl(rsp_store_t *st, apr_pool_t *p, const char *key,
+                           apr_int64_t *ttl_ms, const char **err)
+{
+    op_t op;
+    apr_status_t rv;
+    const char *line, *cmd;
+
+    if ((rv = check_ready(st, err)) != APR_SUCCESS
+        || (rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    cmd = apr_pstrcat(p, "mg ", key, " t\r\n", NULL);
+    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS
+        && (rv = read_line(&op, &line)) == APR_SUCCESS) {
+        char *e;
+        apr_int64_t secs;
+        if (!strcmp(line, "EN")) {
+            *ttl_ms = -2;
+        }
+        else if (!strncmp(line, "HD t", 4)
+                 && ((secs = apr_strtoi64(line + 4, &e, 10)) >= -1)
+                 && (*e == '\0' || *e == ' ')) {
+            *ttl_ms = secs < 0 ? -1 : secs * 1000;
+        }
+        else {
+            rv = unexpected(&op, line);
+        }
+    }
+    end(&op);
+    return rv;
+}
+
 /* mg key v c, then md key C<cas>: deleted only if the value is still ours
  * and nobody changed it in between. */
 static apr_status_t mc_del_if_equal(rsp_store_t *st, apr_pool_t *p,
@@ -635,5 +668,6 @@ const rsp_store_ops_t rsp_store_memcache_ops = {
     mc_put,
     mc_del_if_equal,
     mc_append,
+    mc_ttl,
     mc_info,
 };

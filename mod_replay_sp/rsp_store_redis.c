@@ -327,6 +327,30 @@ static apr_status_t redis_get(rsp_store_t *st, apr_pool_t *p, const char *key,
     return rv;
 }
 
+static apr_status_t redis_ttl(rsp_store_t *st, apr_pool_t *p, const char *key,
+                              apr_int64_t *ttl_ms, const char **err)
+{
+    slot_t *s;
+    redisReply *r;
+    apr_status_t rv;
+
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    r = command(st, s, p, err, "PTTL %s", key);
+    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
+        if (r->type == REDIS_REPLY_INTEGER && r->integer >= -2) {
+            *ttl_ms = (apr_int64_t)r->integer;
+            freeReplyObject(r);
+        }
+        else {
+            rv = unexpected(st, s, p, r, err);
+        }
+    }
+    release(st, s);
+    return rv;
+}
+
 static apr_status_t redis_put(rsp_store_t *st, apr_pool_t *p, const char *key,
                               const char *value, apr_size_t len,
                               apr_int64_t ttl_ms, const char **err)
@@ -456,5 +480,6 @@ const rsp_store_ops_t rsp_store_redis_ops = {
     redis_put,
     redis_del_if_equal,
     redis_append,
+    redis_ttl,
     redis_info,
 };

@@ -73,15 +73,36 @@ const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
                        rsp_sha256_b64url(p, buf, ilen + 1 + dlen), NULL);
 }
 
+const char *rsp_session_hash(apr_pool_t *p, const char *session_id)
+{
+    return session_id ? rsp_sha256_b64url(p, session_id, strlen(session_id))
+                      : NULL;
+}
+
+const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
+                                    const char *hash)
+{
+    return hash ? apr_pstrcat(p, prefix ? prefix : "", "s:", hash, NULL) : NULL;
+}
+
 const char *rsp_session_key(apr_pool_t *p, const char *prefix,
                             const char *session_id)
 {
-    if (!session_id) {
-        return NULL;
+    return rsp_session_key_of_hash(p, prefix, rsp_session_hash(p, session_id));
+}
+
+int rsp_is_hash(const char *h)
+{
+    apr_size_t i;
+
+    for (i = 0; h && h[i]; i++) {
+        char c = h[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+              || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
+            return 0;
+        }
     }
-    return apr_pstrcat(p, prefix ? prefix : "", "s:",
-                       rsp_sha256_b64url(p, session_id, strlen(session_id)),
-                       NULL);
+    return h && i == RSP_HASH_B64_LEN;
 }
 
 apr_status_t rsp_random_token(const char **out, apr_pool_t *p, apr_size_t nbytes)

@@ -22,9 +22,17 @@ const char *rsp_short_hash(apr_pool_t *p, const char *s);
 const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
                           const char *issuer, const char *id);
 
-/* Session key: prefix + "s:" + base64url(SHA-256(session id)). */
+/* Session key: prefix + "s:" + base64url(SHA-256(session id)). The
+ * session's hash (what claims and the logout index record) is the part
+ * after "s:"; NULL in, NULL out. */
 const char *rsp_session_key(apr_pool_t *p, const char *prefix,
                             const char *session_id);
+const char *rsp_session_hash(apr_pool_t *p, const char *session_id);
+const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
+                                    const char *hash);
+
+/* Whether h looks like rsp_sha256_b64url's output (43 base64url chars). */
+int rsp_is_hash(const char *h);
 
 /* nbytes of CSPRNG output, base64url. APR_EGENERAL if the CSPRNG fails. */
 apr_status_t rsp_random_token(const char **out, apr_pool_t *p, apr_size_t nbytes);

@@ -806,6 +806,23 @@ START_TEST(test_get_absent)
 }
 END_TEST
 
+START_TEST(test_ttl)
+{
+    rsp_store_t *st = store_ab(T_NORMAL, 1);
+    const char *err = NULL;
+    apr_int64_t ttl = 0;
+
+    put_ok(st, "g:ttl", "v", 1, TTL);
+    ck_assert_int_eq(rsp_store_ttl(st, pool, "g:ttl", &ttl, &err), APR_SUCCESS);
+    /* whole seconds, and the backend adds one to what it is given */
+    ck_assert_int_ge(ttl, TTL - 1000);
+    ck_assert_int_le(ttl, TTL + 2000);
+    ck_assert_int_eq(ttl % 1000, 0);
+    ck_assert_int_eq(rsp_store_ttl(st, pool, "g:absent", &ttl, &err), APR_SUCCESS);
+    ck_assert_int_eq(ttl, -2);
+}
+END_TEST
+
 START_TEST(test_put_get_binary)
 {
     /* NUL, CR, LF, and what looks like the end of a reply. */
@@ -1491,6 +1508,7 @@ static Suite *store_memcache_suite(void)
     tcase_add_test(tc, test_value_limits);
     tcase_add_test(tc, test_del_if_equal);
     tcase_add_test(tc, test_append);
+    tcase_add_test(tc, test_ttl);
     tcase_add_test(tc, test_del_if_equal_cas);
     tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_not_initialised);

@@ -417,6 +417,25 @@ START_TEST(test_put_overwrites_and_sets_ttl)
 }
 END_TEST
 
+START_TEST(test_ttl)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 1);
+    const char *err = NULL;
+    apr_int64_t ttl = 0;
+
+    put_ok(st, "g:ttl", "v", 1, TTL);
+    ck_assert_int_eq(rsp_store_ttl(st, pool, "g:ttl", &ttl, &err), APR_SUCCESS);
+    ck_assert_int_gt(ttl, TTL - 1000);
+    ck_assert_int_le(ttl, TTL);
+    ck_assert_int_eq(rsp_store_ttl(st, pool, "g:absent", &ttl, &err), APR_SUCCESS);
+    ck_assert_int_eq(ttl, -2);
+    raw_cmd(raw, "SET %s %s", "g:forever", "v");
+    ck_assert_int_eq(rsp_store_ttl(st, pool, "g:forever", &ttl, &err), APR_SUCCESS);
+    ck_assert_int_eq(ttl, -1);
+}
+END_TEST
+
 #define APPEND_CONNS 4
 
 START_TEST(test_append)
@@ -1106,6 +1125,7 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_put_overwrites_and_sets_ttl);
     tcase_add_test(tc, test_del_if_equal);
     tcase_add_test(tc, test_append);
+    tcase_add_test(tc, test_ttl);
     tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_not_initialised);
     tcase_add_test(tc, test_unknown_backend);

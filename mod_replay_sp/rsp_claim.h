@@ -1,0 +1,27 @@
+/* The records of a claim and of a used request ID: who took it and when,
+ * and, for a sign-in's claim, which session it made. Stored as
+ * "v=1&r=REPLICA&t=SECONDS[&s=SESSION-HASH]" under the claim key
+ * (rsp_claim_key) or a request's use key; any replica (and the replay-sp
+ * tool) reads what another wrote. The verdict of a claim is the store's
+ * reply to create-if-absent, never this record: it only says by whom. */
+#ifndef RSP_CLAIM_H
+#define RSP_CLAIM_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+typedef struct {
+    const char *replica;      /* ReplaySPReplicaName, or host:port */
+    apr_time_t claimed;       /* when, whole seconds */
+    const char *session_hash; /* base64url SHA-256 of the session ID it
+                               * created (rsp_session_hash); NULL: none */
+} rsp_claim_rec_t;
+
+const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c);
+
+/* APR_EINVAL unless val is a version-1 record with a replica and a time
+ * (and, when present, a well-formed session hash). */
+apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
+                              const char *val);
+
+#endif

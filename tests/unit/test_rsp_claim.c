@@ -1,0 +1,125 @@
+/* Unit tests for rsp_claim.c (claim and request-use records) and
+ * rsp_logout_index.c (logout index keys and entries). */
+#include <string.h>
+
+#include "rsp_unit.h"
+#include <apr_strings.h>
+
+#include "rsp_claim.h"
+#include "rsp_logout_index.h"
+#include "rsp_util.h"
+
+#define HASH_A "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+#define HASH_B "abcdefghijklmnopqrstuvwxyz0123456789-_ABCDE"
+
+START_TEST(test_claim_round_trip)
+{
+    rsp_claim_rec_t in = {"replica one&two=3", apr_time_from_sec(1764581000),
+                          NULL}, out;
+    const char *rec;
+
+    in.session_hash = rsp_session_hash(pool, "a session id");
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_str_eq(out.replica, in.replica);
+    ck_assert_int_eq(out.claimed, in.claimed);
+    ck_assert_str_eq(out.session_hash, in.session_hash);
+    /* a request's use: no session */
+    in.session_hash = NULL;
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_ptr_null(strstr(rec, "s="));
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_ptr_null(out.session_hash);
+    /* what earlier versions wrote, and fields a newer one may add */
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, "v=1&r=h:80&t=17&s=" HASH_A
+                                      "&z=new"), APR_SUCCESS);
+    ck_assert_str_eq(out.replica, "h:80");
+    ck_assert_str_eq(out.session_hash, HASH_A);
+    ck_assert_int_eq(apr_time_sec(out.claimed), 17);
+}
+END_TEST
+
+START_TEST(test_claim_malformed)
+{
+    static const char *const bad[] = {
+        "", "v=2&r=a&t=1", "r=a&t=1", "v=1&t=1", "v=1&r=&t=1", "v=1&r=a",
+        "v=1&r=a&t=", "v=1&r=a&t=x", "v=1&r=a&t=-1", "v=1&r=a&t=1&s=short",
+        "v=1&r=a&t=1&s=" HASH_A "x", "v=1&r=a&r=b&t=1", "v=1&r=a&t=1&t=2",
+        "v=1&r=%zz&t=1"};
+    rsp_claim_rec_t out;
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(rsp_claim_decode(&out, pool, bad[i]) == APR_EINVAL,
+                      "accepted %s", bad[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_index_keys)
+{
+    const char *k1 = rsp_logout_index_key(pool, "rsp:", "idp", "alice", "S1");
+    const char *k0 = rsp_logout_index_key(pool, "rsp:", "idp", "alice", NULL);
+    const char *ke = rsp_logout_index_key(pool, "rsp:", "idp", "alice", "");
+
+    ck_assert_int_eq(strlen(k1), strlen("rsp:n:") + RSP_HASH_B64_LEN);
+    ck_assert(!strncmp(k1, "rsp:n:", 6));
+    ck_assert(rsp_is_hash(k1 + 6));
+    /* the NameID's entry, a session without SessionIndex and one with
+     * are three keys */
+    ck_assert_str_ne(k1, k0);
+    ck_assert_str_ne(k0, ke);
+    ck_assert_str_ne(k1, ke);
+    /* no two tuples share a key: the separator is not a character */
+    ck_assert_str_ne(rsp_logout_index_key(pool, "rsp:", "idpa", "lice", NULL), k0);
+    ck_assert_str_ne(rsp_logout_index_key(pool, "rsp:", "idp", "alice", "S"),
+                     rsp_logout_index_key(pool, "rsp:", "idp", "aliceS", NULL));
+    ck_assert_str_ne(rsp_logout_index_key(pool, "x:", "idp", "alice", NULL), k0);
+    ck_assert_str_eq(rsp_logout_index_key(pool, "rsp:", "idp", "alice", "S1"), k1);
+}
+END_TEST
+
+START_TEST(test_index_entries)
+{
+    apr_array_header_t *h;
+    char *many;
+    int i;
+
+    h = rsp_logout_index_parse(pool, " " HASH_A " " HASH_B " " HASH_A);
+    ck_assert_int_eq(h->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(h, 0, const char *), HASH_A);
+    ck_assert_str_eq(APR_ARRAY_IDX(h, 1, const char *), HASH_B);
+    /* what is not a hash is skipped */
+    h = rsp_logout_index_parse(pool, "junk " HASH_B "x  " HASH_B);
+    ck_assert_int_eq(h->nelts, 1);
+    ck_assert_int_eq(rsp_logout_index_parse(pool, "")->nelts, 0);
+    ck_assert_int_eq(rsp_logout_index_parse(pool, NULL)->nelts, 0);
+    /* at most RSP_LOGOUT_INDEX_MAX */
+    many = "";
+    for (i = 0; i < RSP_LOGOUT_INDEX_MAX + 10; i++) {
+        many = apr_pstrcat(pool, many, " ",
+                           rsp_session_hash(pool, apr_itoa(pool, i)), NULL);
+    }
+    ck_assert_int_eq(rsp_logout_index_parse(pool, many)->nelts,
+                     RSP_LOGOUT_INDEX_MAX);
+}
+END_TEST
+
+static Suite *claim_suite(void)
+{
+    Suite *s = suite_create("rsp_claim");
+    TCase *tc = tcase_create("records");
+
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_add_test(tc, test_claim_round_trip);
+    tcase_add_test(tc, test_claim_malformed);
+    tcase_add_test(tc, test_index_keys);
+    tcase_add_test(tc, test_index_entries);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return rsp_unit_run(claim_suite());
+}
