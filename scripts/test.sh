@@ -17,6 +17,8 @@ for t in tests/unit/test_rsp_*; do
     CK_FORK=no valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
         --error-exitcode=9 "$t" >/dev/null || { echo "valgrind: $t failed"; exit 1; }
 done
+echo "== Prometheus alerting rules (promtool)"
+sh scripts/test-prometheus.sh
 echo "== test IdP self-tests"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/idp
 echo "== fleet integration tests"
