@@ -276,3 +276,23 @@ def test_usage_errors(args, message):
     out = run(*args)
     assert out.returncode == 64, (args, out.returncode, out.stderr)
     assert message in out.stderr, (args, out.stderr)
+
+
+@pytest.mark.backends("redis", "memcached2")
+@pytest.mark.skipif(not os.path.exists("/usr/bin/valgrind"), reason="valgrind not installed")
+def test_tool_runs_clean_under_valgrind(own_redis, fleet, saml, store):
+    """No invalid access, nothing definitely lost, in the commands that
+    talk to a store and in the one that does not."""
+    r = own_redis("valgrind", appendonly="yes")
+    m = saml.mint(name_id="vg")
+    assert post_acs(fleet.public, m.b64, relay_state=PAGE).status_code == 303
+    issuer = saml.idps["idp1"].entity_id
+    for args in (("check", r.url), ("check", "--json", store.url),
+                 ("capacity", "--sign-ins-per-second", "5", "--sp-initiated"),
+                 ("lookup", store.url, "--issuer", issuer, "--assertion-id", m.assertion_id),
+                 ("sessions", store.url, "--issuer", issuer, "--name-id", "vg", "--end")):
+        out = subprocess.run(["valgrind", "-q", "--leak-check=full",
+                              "--errors-for-leak-kinds=definite", "--error-exitcode=99",
+                              TOOL] + list(args), capture_output=True, text=True,
+                             timeout=120, stdin=subprocess.DEVNULL)
+        assert out.returncode in (0, 1), (args, out.returncode, out.stderr[-2000:])
