@@ -3,7 +3,8 @@
 # valgrind), the test IdP's self-tests, the fleet integration suite (real
 # redis-server, real httpd replicas behind a real balancer, responses signed
 # by the test IdP), and the suite again with the module built with ASan and
-# UBSan. Exit status is non-zero if anything fails.
+# UBSan; the Debian package (built, installed, used, purged) and the
+# Prometheus rules. Exit status is non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -17,6 +18,8 @@ for t in tests/unit/test_rsp_*; do
     CK_FORK=no valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
         --error-exitcode=9 "$t" >/dev/null || { echo "valgrind: $t failed"; exit 1; }
 done
+echo "== Debian package: build, contents, install with a2enmod, one sign-in, purge"
+bash scripts/test-package.sh
 echo "== Prometheus alerting rules (promtool)"
 sh scripts/test-prometheus.sh
 echo "== test IdP self-tests"
