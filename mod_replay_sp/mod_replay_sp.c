@@ -109,16 +109,29 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
             rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
             const char *missing =
                 !sp->def.entity_id ? "ReplaySPEntityID"
-                : !sp->def.key_file ? "ReplaySPKeyFile"
-                : !sp->def.cert_file ? "ReplaySPCertFile"
+                : !sp->def.guard && !sp->def.key_file ? "ReplaySPKeyFile"
+                : !sp->def.guard && !sp->def.cert_file ? "ReplaySPCertFile"
                 : sp->def.idp_files->nelts == 0 ? "ReplaySPIdPMetadataFile"
                 : NULL;
+            if (sp->def.guard && (sp->def.key_file || sp->def.cert_file)) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01041)
+                             "%s in the %s (%s), which has ReplaySPGuard On: "
+                             "the guard signs nothing; give the key the SP "
+                             "decrypts with as ReplaySPEncryptionKeyFile",
+                             sp->def.key_file ? "ReplaySPKeyFile"
+                                              : "ReplaySPCertFile",
+                             sp->section, sp->defined_in);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
             if (missing) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01009)
-                             "%s missing in the %s (%s): ReplaySPEntityID, "
-                             "ReplaySPKeyFile, ReplaySPCertFile and "
-                             "ReplaySPIdPMetadataFile go together in one "
-                             "section", missing, sp->section, sp->defined_in);
+                             "%s missing in the %s (%s): %s go together in "
+                             "one section", missing, sp->section,
+                             sp->defined_in, sp->def.guard
+                             ? "ReplaySPGuard, ReplaySPEntityID and "
+                               "ReplaySPIdPMetadataFile"
+                             : "ReplaySPEntityID, ReplaySPKeyFile, "
+                               "ReplaySPCertFile and ReplaySPIdPMetadataFile");
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
             if (rsp_saml_sp_load(&sp->def, pconf, &input, &err)
@@ -435,6 +448,7 @@ static void rsp_register_hooks(apr_pool_t *p)
     ap_hook_check_authn(rsp_check_authn, NULL, NULL, APR_HOOK_MIDDLE,
                         AP_AUTH_INTERNAL_PER_CONF);
     ap_hook_handler(rsp_handler, NULL, NULL, APR_HOOK_FIRST);
+    rsp_guard_register_hooks(p);
     rsp_authz_register(p);
     ap_hook_handler(rsp_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, rsp_status_hook, NULL, NULL,

@@ -10,12 +10,13 @@
 
 #include "rsp_form.h"
 #include "rsp_saml.h"
+#include "rsp_signin.h"
 #include "rsp_store.h"
 #include "rsp_url.h"
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01040 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01042 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -72,6 +73,7 @@ typedef struct {
     apr_int64_t request_lifetime;
     int allow_unsolicited;        /* RSP_UNSET, 0, 1 */
     apr_array_header_t *redirect_domains; /* const char *; NULL: unset */
+    int guard;                    /* ReplaySPGuard: RSP_UNSET, 0, 1 */
 } rsp_dir_cfg_t;
 
 extern module AP_MODULE_DECLARE_DATA replay_sp_module;
@@ -136,6 +138,15 @@ const char *rsp_query_arg(request_rec *r, const char *name, int *bad);
 /* 400 for a refused SAML message, logged with the stable check name. */
 int rsp_refuse_response(request_rec *r, const char *check, const char *detail);
 
+/* What a claim's verdict means here: OK to go on (won, or the audited
+ * fail-open: RSP01025), or the fail-closed 503 (RSP01003). Counted. A
+ * taken claim is OK too: the caller decides between a re-post and
+ * rsp_refuse_replay (403, RSP01001). */
+int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
+                     const rsp_claim_result_t *c, apr_int64_t skew_s);
+int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
+                      const rsp_claim_result_t *c);
+
 /* The warning (RSP01039) for a SHA-1 signature accepted under
  * ReplaySPAllowSHA1; nothing when what is NULL. */
 void rsp_log_weak_signature(request_rec *r, const char *issuer,
@@ -198,6 +209,7 @@ int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc);
 rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id);
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
+void rsp_guard_register_hooks(apr_pool_t *p);
 int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_check_authn(request_rec *r);
 void rsp_authz_register(apr_pool_t *p);

@@ -9,6 +9,7 @@
 
 #include "mod_replay_sp.h"
 #include "rsp_claim.h"
+#include "rsp_signin.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
 
@@ -102,25 +103,72 @@ static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
     return relay ? relay : "/";
 }
 
+int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
+                     const rsp_claim_result_t *c, apr_int64_t skew_s)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+
+    if (c->verdict != RSP_CLAIM_NO_VERDICT) {
+        rsp_count_claim(c->latency, c->expiry);
+        if (c->verdict == RSP_CLAIM_WON) {
+            RSP_COUNT(claims_won);
+        }
+        return OK;
+    }
+    RSP_COUNT(store_errors);
+    if (sc->on_failure_open != 1) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
+                      "sign-in refused, store unavailable (fail closed): "
+                      "issuer=%s assertion=%s client=%s replica=%s: %s",
+                      a->issuer, c->assertion_hash, r->useragent_ip,
+                      rsp_replica(r), c->error);
+        return rsp_unavailable(r);
+    }
+    /* ReplaySPOnStoreFailure open: the operator chose availability. */
+    RSP_COUNT(fail_open);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01025)
+                  "sign-in accepted WITHOUT a claim (ReplaySPOnStoreFailure "
+                  "open): a replay of this assertion would not be detected "
+                  "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
+                  rsp_format_time(r->pool, a->window_end
+                                  + apr_time_from_sec(skew_s)),
+                  a->issuer, c->assertion_hash, r->useragent_ip,
+                  rsp_replica(r), c->error);
+    return OK;
+}
+
+int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
+                      const rsp_claim_result_t *c)
+{
+    RSP_COUNT(replays_refused);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
+                  "replay refused: issuer=%s assertion=%s client=%s "
+                  "replica=%s first-claimed-by=%s", a->issuer,
+                  c->assertion_hash, r->useragent_ip, rsp_replica(r),
+                  c->taker_known ? c->taker.replica : "unknown");
+    return HTTP_FORBIDDEN;
+}
+
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     rsp_store_t *st = sc->store;
     const char *ctype, *saml, *relay, *why, *check, *detail, *err;
-    const char *claim_key, *claim_val, *sid, *skey, *ahash, *replica, *cookie;
-    rsp_claim_rec_t crec;
+    const char *sid, *skey, *replica, *cookie;
+    rsp_claim_result_t claim;
     const char *target;
     rsp_check_params_t cp;
     rsp_assertion_t *a;
     rsp_session_t sess;
     rsp_lasso_server_t *server;
     apr_int64_t lifetime_ms;
-    apr_time_t now, t0;
+    apr_time_t now;
     apr_status_t rv;
     char *body;
     void *res;
-    int rc, won = 0, deleted = 0;
+    int rc, deleted = 0;
 
     if (r->method_number != M_POST) {
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_POST, -1);
@@ -202,7 +250,6 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     }
 
     /* 2. Claim: one SET NX PX; the reply is the verdict. */
-    ahash = rsp_short_hash(r->pool, a->id);
     replica = rsp_replica(r);
     if (rsp_random_token(&sid, r->pool, RSP_SESSION_ID_BYTES) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01018)
@@ -210,76 +257,28 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
-    claim_key = rsp_claim_key(r->pool, rsp_cfg_prefix(sc), a->issuer, a->id);
-    crec.replica = replica;
-    crec.claimed = now;
-    crec.session_hash = rsp_session_hash(r->pool, sid);
-    claim_val = rsp_claim_encode(r->pool, &crec);
-    t0 = apr_time_now();
-    rv = rsp_store_claim(st, r->pool, claim_key, claim_val, a->ttl_ms, &won,
-                         &err);
-    if (rv == APR_SUCCESS) {
-        apr_time_t t1 = apr_time_now();
-        rsp_count_claim(t1 - t0, t1 + a->ttl_ms * 1000);
-        if (won) {
-            RSP_COUNT(claims_won);
-        }
+    rsp_signin_claim(&claim, r->pool, st, rsp_cfg_prefix(sc), a, replica,
+                     rsp_session_hash(r->pool, sid), now);
+    if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
+        return rc;
     }
-    else if (sc->on_failure_open != 1) {
-        RSP_COUNT(store_errors);
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
-                      "sign-in refused, store unavailable (fail closed): "
-                      "issuer=%s assertion=%s client=%s replica=%s: %s",
-                      a->issuer, ahash, r->useragent_ip, replica, err);
-        return rsp_unavailable(r);
-    }
-    else {
-        /* ReplaySPOnStoreFailure open: the operator chose availability. */
-        RSP_COUNT(store_errors);
-        RSP_COUNT(fail_open);
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01025)
-                      "sign-in accepted WITHOUT a claim (ReplaySPOnStoreFailure "
-                      "open): a replay of this assertion would not be detected "
-                      "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
-                      rsp_format_time(r->pool, a->window_end
-                                      + apr_time_from_sec(cp.skew_s)),
-                      a->issuer, ahash, r->useragent_ip, replica, err);
-        won = 1;
-    }
-    if (!won) {
-        /* Taken. Who took it, from the claim's value (read after the
-         * verdict, never part of it). */
-        const char *held = NULL, *mine = rsp_session_cookie(r, dc), *first;
-        rsp_claim_rec_t taken;
-        apr_size_t len;
-        if (rsp_store_get(st, r->pool, claim_key, &held, &len, &err)
-            != APR_SUCCESS
-            || !held || rsp_claim_decode(&taken, r->pool, held) != APR_SUCCESS) {
-            held = NULL;
+    if (claim.verdict == RSP_CLAIM_TAKEN) {
+        /* The browser that won the claim posts it again (back button,
+         * double submit): it gets the first answer again, without a new
+         * session. Anyone else: a replay. */
+        const char *mine = rsp_session_cookie(r, dc);
+        if (mine && claim.taker_known && claim.taker.session_hash
+            && !strcmp(claim.taker.session_hash, rsp_session_hash(r->pool, mine))) {
+            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01026)
+                          "re-post by the browser that claimed it: "
+                          "issuer=%s assertion=%s client=%s replica=%s; "
+                          "no new session", a->issuer, claim.assertion_hash,
+                          r->useragent_ip, replica);
+            apr_table_setn(r->headers_out, "Location",
+                           repost_target(r, a, relay));
+            return HTTP_SEE_OTHER;
         }
-        first = held ? taken.replica : NULL;
-        if (mine && held) {
-            const char *recorded = taken.session_hash;
-            if (recorded && !strcmp(recorded, rsp_session_hash(r->pool, mine))) {
-                /* The browser that won the claim posts it again (back
-                 * button, double submit): it gets the first answer again,
-                 * without a new session. */
-                ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01026)
-                              "re-post by the browser that claimed it: "
-                              "issuer=%s assertion=%s client=%s replica=%s; "
-                              "no new session", a->issuer, ahash,
-                              r->useragent_ip, replica);
-                apr_table_setn(r->headers_out, "Location",
-                               repost_target(r, a, relay));
-                return HTTP_SEE_OTHER;
-            }
-        }
-        RSP_COUNT(replays_refused);
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
-                      "replay refused: issuer=%s assertion=%s client=%s "
-                      "replica=%s first-claimed-by=%s", a->issuer, ahash,
-                      r->useragent_ip, replica, first ? first : "unknown");
-        return HTTP_FORBIDDEN;
+        return rsp_refuse_replay(r, a, &claim);
     }
 
     /* 3. Won. A response to one of our requests uses the request up (the
@@ -304,14 +303,14 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     sess.name_id = a->name_id;
     sess.name_id_format = a->name_id_format;
     sess.session_index = a->session_index;
-    sess.claim_hash = ahash;
+    sess.claim_hash = claim.assertion_hash;
     sess.attributes = a->attributes;
     sess.created = now;
     sess.expires = now + lifetime_ms * 1000;
     /* Indexed for the IdP's logout first: a session is never stored
      * where a LogoutRequest could not find it. */
     rv = rsp_logout_index_add(r, dc, a->issuer, a->name_id, a->session_index,
-                              crec.session_hash, &err);
+                              rsp_session_hash(r->pool, sid), &err);
     if (rv == APR_SUCCESS) {
         const char *enc = rsp_session_encode(r->pool, &sess);
         rv = rsp_store_put(st, r->pool, skey, enc, strlen(enc), lifetime_ms,
@@ -320,12 +319,12 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     if (rv != APR_SUCCESS) {
         const char *err2 = NULL;
         RSP_COUNT(store_errors);
-        apr_status_t rv2 = rsp_store_del_if_equal(st, r->pool, claim_key,
-                                                  claim_val, &deleted, &err2);
+        apr_status_t rv2 = rsp_store_del_if_equal(st, r->pool, claim.key,
+                                                  claim.value, &deleted, &err2);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01005)
                       "sign-in refused, session could not be stored: "
                       "issuer=%s assertion=%s replica=%s: %s; claim %s",
-                      a->issuer, ahash, replica, err,
+                      a->issuer, claim.assertion_hash, replica, err,
                       rv2 != APR_SUCCESS ? apr_pstrcat(r->pool,
                           "kept (release failed: ", err2, ")", NULL)
                       : deleted ? "released" : "kept (no longer ours)");
@@ -338,7 +337,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01002)
                   "sign-in accepted: issuer=%s assertion=%s user=%s client=%s "
                   "replica=%s claim-ttl-ms=%" APR_INT64_T_FMT
-                  " session-lifetime=%" APR_INT64_T_FMT "s", a->issuer, ahash,
+                  " session-lifetime=%" APR_INT64_T_FMT "s", a->issuer, claim.assertion_hash,
                   a->name_id, r->useragent_ip, replica, a->ttl_ms,
                   lifetime_ms / 1000);
     apr_table_setn(r->headers_out, "Location", target);

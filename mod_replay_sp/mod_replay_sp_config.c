@@ -50,6 +50,7 @@ void *rsp_create_dir_cfg(apr_pool_t *p, char *dir)
     dc->max_body = RSP_UNSET;
     dc->request_lifetime = RSP_UNSET;
     dc->allow_unsolicited = RSP_UNSET;
+    dc->guard = RSP_UNSET;
     return dc;
 }
 
@@ -73,6 +74,7 @@ void *rsp_merge_dir_cfg(apr_pool_t *p, void *basev, void *addv)
     MERGE_NUM(request_lifetime);
     MERGE_NUM(allow_unsolicited);
     MERGE_PTR(redirect_domains);
+    MERGE_NUM(guard);
     return dc;
 }
 
@@ -422,6 +424,20 @@ static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
     }
 }
 
+/* ReplaySPGuard On: this section is another SP's assertion consumer; its
+ * SP directives (ReplaySPEntityID, ReplaySPIdPMetadataFile,
+ * ReplaySPEncryptionKeyFile) describe that SP. */
+static const char *set_guard(cmd_parms *cmd, void *mconfig, int on)
+{
+    rsp_dir_cfg_t *dc = mconfig;
+
+    dc->guard = on ? 1 : 0;
+    if (on) {
+        section_sp(cmd, dc)->def.guard = 1;
+    }
+    return NULL;
+}
+
 static const char *set_allow_unsolicited(cmd_parms *cmd, void *mconfig, int on)
 {
     ((rsp_dir_cfg_t *)mconfig)->allow_unsolicited = on ? 1 : 0;
@@ -516,6 +532,10 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPRequestLifetime", set_dir_num, (void *)4, ACCESS_CONF,
                   "Seconds a pending AuthnRequest or LogoutRequest may be "
                   "answered (default 300)"),
+    AP_INIT_FLAG("ReplaySPGuard", set_guard, NULL, ACCESS_CONF,
+                 "On: guard another SP's assertion consumer at this location "
+                 "(validate and claim each POSTed response before the SP "
+                 "reads it) (default Off)"),
     AP_INIT_FLAG("ReplaySPAllowUnsolicited", set_allow_unsolicited, NULL,
                  ACCESS_CONF, "On: accept responses that answer no request "
                  "of ours (IdP-initiated sign-in) (default Off)"),

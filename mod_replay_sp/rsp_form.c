@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include <apr_lib.h>
+#include <apr_tables.h>
 #include <apr_strings.h>
 
 #include "rsp_form.h"
@@ -95,4 +96,47 @@ const char *rsp_form_escape(apr_pool_t *p, const char *s)
     }
     *o = '\0';
     return out;
+}
+
+const char *rsp_form_ambiguity(apr_pool_t *p, const char *form, int is_query)
+{
+    apr_array_header_t *seen = apr_array_make(p, 4, sizeof(char *));
+    const char *pair = form;
+    int i;
+
+    while (pair && *pair) {
+        const char *next = strchr(pair, '&');
+        apr_size_t len = next ? (apr_size_t)(next - pair) : strlen(pair);
+        const char *eq = memchr(pair, '=', len);
+        apr_size_t nlen = eq ? (apr_size_t)(eq - pair) : len;
+        char *name = apr_pstrmemdup(p, pair, nlen);
+
+        if (!unescape(name)) {
+            return "a badly escaped parameter name";
+        }
+        if (is_query) {
+            if (!strcasecmp(name, "SAMLResponse")
+                || !strcasecmp(name, "RelayState")) {
+                return apr_psprintf(p, "%s in the query string", name);
+            }
+        }
+        else {
+            if (memchr(pair, '%', nlen) || memchr(pair, '+', nlen)) {
+                return "a percent-encoded parameter name";
+            }
+            if ((!strcasecmp(name, "SAMLResponse") && strcmp(name, "SAMLResponse"))
+                || (!strcasecmp(name, "RelayState") && strcmp(name, "RelayState"))) {
+                return apr_psprintf(p, "parameter %s (another spelling of a "
+                                    "SAML parameter)", name);
+            }
+            for (i = 0; i < seen->nelts; i++) {
+                if (!strcmp(APR_ARRAY_IDX(seen, i, const char *), name)) {
+                    return apr_psprintf(p, "parameter %s given twice", name);
+                }
+            }
+            APR_ARRAY_PUSH(seen, const char *) = name;
+        }
+        pair = next ? next + 1 : NULL;
+    }
+    return NULL;
 }

@@ -20,4 +20,13 @@ const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);
 /* s with every byte but A-Z a-z 0-9 - . _ ~ as %XX: safe as a value. */
 const char *rsp_form_escape(apr_pool_t *p, const char *s);
 
+/* NULL when a form (is_query 0: a POST body) or a query string (1)
+ * cannot be read differently by two parsers, else why it can: in a body,
+ * a parameter name that is percent-encoded (or has '+'), given twice, or
+ * another spelling (case) of SAMLResponse or RelayState; in a query,
+ * SAMLResponse or RelayState at all, however spelled or escaped; a badly
+ * escaped name in either. The guard refuses such input: the SP behind it
+ * must see the message the guard checked. */
+const char *rsp_form_ambiguity(apr_pool_t *p, const char *form, int is_query);
+
 #endif

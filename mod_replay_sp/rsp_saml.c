@@ -247,6 +247,100 @@ static apr_status_t check_pair(apr_pool_t *p, const char *key_file,
     return rv;
 }
 
+/* An RSA private key alone: *fp names it by the SHA-256 fingerprint of its
+ * public key (DER SubjectPublicKeyInfo), "key sha256 AB:CD:...". */
+static apr_status_t check_key(apr_pool_t *p, const char *key_file,
+                              const char *key_pem, const char **fp,
+                              const char **err)
+{
+    BIO *kb = BIO_new_mem_buf(key_pem, -1);
+    EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    unsigned char *der = NULL, md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0, i;
+    int derlen;
+    apr_status_t rv = APR_EINVAL;
+
+    if (!key) {
+        *err = apr_psprintf(p, "%s: not a PEM private key (or it is "
+                            "encrypted: give an unencrypted key readable "
+                            "only by root)", key_file);
+    }
+    else if (EVP_PKEY_base_id(key) != EVP_PKEY_RSA) {
+        *err = apr_psprintf(p, "%s: not an RSA key (assertions are "
+                            "decrypted with RSA-OAEP only)", key_file);
+    }
+    else if ((derlen = i2d_PUBKEY(key, &der)) <= 0
+             || EVP_Digest(der, (size_t)derlen, md, &mdlen, EVP_sha256(), NULL)
+                != 1) {
+        *err = apr_psprintf(p, "%s: cannot encode the public key", key_file);
+    }
+    else {
+        char *f = apr_palloc(p, mdlen * 3 + 1);
+        for (i = 0; i < mdlen; i++) {
+            apr_snprintf(f + i * 3, 4, "%02X%s", md[i], i + 1 < mdlen ? ":" : "");
+        }
+        *fp = apr_pstrcat(p, "key sha256 ", f, NULL);
+        rv = APR_SUCCESS;
+    }
+    OPENSSL_free(der);
+    EVP_PKEY_free(key);
+    BIO_free(kb);
+    return rv;
+}
+
+/* A guard signs nothing: its keys are the guarded SP's decryption keys,
+ * certificates optional (a key is then named by the SHA-256 fingerprint
+ * of its public key). */
+static apr_status_t load_guard_keys(rsp_saml_sp_t *sp, apr_pool_t *p, int n,
+                                    rsp_sp_input_t *input, const char **err)
+{
+    const char *names = NULL, *b64, *fp;
+    apr_status_t rv;
+    int i, bad_key;
+
+    sp->dec_keys = apr_array_make(p, n ? n : 1, sizeof(const char *));
+    if (sp->enc_cert_files && sp->enc_cert_files->nelts
+        && sp->enc_cert_files->nelts != n) {
+        *input = RSP_SP_INPUT_ENC_CERT;
+        *err = apr_psprintf(p, "%d ReplaySPEncryptionKeyFile but %d "
+                            "ReplaySPEncryptionCertFile: give a certificate "
+                            "for every key, or none", n,
+                            sp->enc_cert_files->nelts);
+        return APR_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        const char *kf = APR_ARRAY_IDX(sp->enc_key_files, i, const char *);
+        const char *cf = sp->enc_cert_files
+            ? APR_ARRAY_IDX(sp->enc_cert_files, i, const char *) : NULL;
+        const char *kp, *cp = NULL;
+
+        *input = RSP_SP_INPUT_ENC_KEY;
+        if ((rv = read_file(&kp, p, kf, err)) != APR_SUCCESS) {
+            return rv;
+        }
+        if (cf) {
+            *input = RSP_SP_INPUT_ENC_CERT;
+            if ((rv = read_file(&cp, p, cf, err)) != APR_SUCCESS) {
+                return rv;
+            }
+            rv = check_pair(p, kf, kp, cf, cp, 1, &b64, &fp, &bad_key, err);
+            if (rv != APR_SUCCESS) {
+                *input = bad_key ? RSP_SP_INPUT_ENC_KEY : RSP_SP_INPUT_ENC_CERT;
+                return rv;
+            }
+            fp = apr_pstrcat(p, "cert sha256 ", fp, NULL);
+        }
+        else if ((rv = check_key(p, kf, kp, &fp, err)) != APR_SUCCESS) {
+            *input = RSP_SP_INPUT_ENC_KEY;
+            return rv;
+        }
+        APR_ARRAY_PUSH(sp->dec_keys, const char *) = kp;
+        names = apr_pstrcat(p, names ? names : "", names ? ", " : "", fp, NULL);
+    }
+    sp->dec_names = names ? names : "none (no ReplaySPEncryptionKeyFile)";
+    return APR_SUCCESS;
+}
+
 /* The signing pair, then the decryption pairs (ReplaySPEncryptionKeyFile
  * and ReplaySPEncryptionCertFile, the Nth key with the Nth certificate);
  * without those the signing pair decrypts too. */
@@ -257,6 +351,10 @@ static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
     apr_status_t rv;
     int i, bad_key, n;
 
+    n = sp->enc_key_files ? sp->enc_key_files->nelts : 0;
+    if (sp->guard) {
+        return load_guard_keys(sp, p, n, input, err);
+    }
     *input = RSP_SP_INPUT_KEY;
     if ((rv = read_file(&sp->key_pem, p, sp->key_file, err)) != APR_SUCCESS) {
         return rv;
@@ -265,7 +363,6 @@ static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
     if ((rv = read_file(&sp->cert_pem, p, sp->cert_file, err)) != APR_SUCCESS) {
         return rv;
     }
-    n = sp->enc_key_files ? sp->enc_key_files->nelts : 0;
     if ((rv = check_pair(p, sp->key_file, sp->key_pem, sp->cert_file,
                          sp->cert_pem, n == 0, &sp->cert_b64, &fp, &bad_key,
                          err)) != APR_SUCCESS) {
@@ -352,9 +449,19 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_CBC "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_CBC "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>\n  ";
-    const char *sign_kd = apr_psprintf(p, ki, sp->cert_b64);
-    const char *enc_kd = apr_psprintf(p, ki, sp->enc_cert_b64 ? sp->enc_cert_b64
-                                                              : sp->cert_b64);
+    const char *sign_kd, *enc_kd, *kds = "";
+
+    /* A guard has no key pair of its own: its metadata (for its own
+     * LassoServer only) has no KeyDescriptor. */
+    if (sp->cert_b64) {
+        sign_kd = apr_psprintf(p, ki, sp->cert_b64);
+        enc_kd = apr_psprintf(p, ki, sp->enc_cert_b64 ? sp->enc_cert_b64
+                                                      : sp->cert_b64);
+        kds = apr_psprintf(p, "  <md:KeyDescriptor use=\"signing\">%s"
+                           "</md:KeyDescriptor>\n"
+                           "  <md:KeyDescriptor use=\"encryption\">%s%s"
+                           "</md:KeyDescriptor>\n", sign_kd, enc_kd, methods);
+    }
 
     return apr_psprintf(
         p,
@@ -363,8 +470,7 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\" entityID=\"%s\">\n"
         " <md:SPSSODescriptor WantAssertionsSigned=\"true\" "
         "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
-        "  <md:KeyDescriptor use=\"signing\">%s</md:KeyDescriptor>\n"
-        "  <md:KeyDescriptor use=\"encryption\">%s%s</md:KeyDescriptor>\n"
+        "%s"
         "  <md:SingleLogoutService "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
         "Location=\"%s/slo\"/>\n"
@@ -373,8 +479,8 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), sign_kd, enc_kd, methods,
-        xml_escape(p, base_url), xml_escape(p, base_url));
+        xml_escape(p, sp->entity_id), kds, xml_escape(p, base_url),
+        xml_escape(p, base_url));
 }
 
 /* The IdP's signing certificates (KeyDescriptor use="signing" or without

@@ -32,6 +32,9 @@ typedef struct {
     apr_array_header_t *enc_cert_files; /* const char * */
     int enc_publish;
     apr_array_header_t *sha1_idps;      /* const char *: ReplaySPAllowSHA1 */
+    int guard;                          /* guards another SP: no signing
+                                         * pair; decryption keys without
+                                         * certificates */
     /* filled by rsp_saml_sp_load */
     const char *key_pem;
     const char *cert_pem;

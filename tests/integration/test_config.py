@@ -189,3 +189,56 @@ def test_good_encryption_configuration_passes_configtest(make_instance, enc_file
     h.start()
     assert h.running()
     h.stop()
+
+
+def _guard(*lines):
+    return "<Location /mellon/postResponse>\n    ReplaySPGuard On\n%s\n</Location>" % "\n".join(
+        "    " + l for l in lines)
+
+
+GUARD_BAD = [
+    ("no_entity_id", "ReplaySPEntityID", lambda f, md: _guard('ReplaySPIdPMetadataFile "%s"' % md)),
+    ("no_idp_metadata", "ReplaySPIdPMetadataFile",
+     lambda f, md: _guard("ReplaySPEntityID https://sp.example/mellon")),
+    ("signing_key", "ReplaySPKeyFile",
+     lambda f, md: _guard("ReplaySPEntityID https://sp.example/mellon",
+                          'ReplaySPIdPMetadataFile "%s"' % md,
+                          'ReplaySPKeyFile "%s"' % f["a"][0])),
+    ("decryption_key_not_rsa", "ReplaySPEncryptionKeyFile",
+     lambda f, md: _guard("ReplaySPEntityID https://sp.example/mellon",
+                          'ReplaySPIdPMetadataFile "%s"' % md,
+                          'ReplaySPEncryptionKeyFile "%s"' % f["ec"][0])),
+    ("decryption_key_of_another_cert", "ReplaySPEncryptionCertFile",
+     lambda f, md: _guard("ReplaySPEntityID https://sp.example/mellon",
+                          'ReplaySPIdPMetadataFile "%s"' % md,
+                          'ReplaySPEncryptionKeyFile "%s"' % f["a"][0],
+                          'ReplaySPEncryptionCertFile "%s"' % f["b"][1])),
+    ("guard_not_a_flag", "ReplaySPGuard", lambda f, md: _guard("ReplaySPGuard maybe")),
+]
+
+
+@pytest.mark.parametrize("case,directive,extra", GUARD_BAD, ids=[b[0] for b in GUARD_BAD])
+def test_bad_guard_configuration_refused_with_the_directive_named(make_instance, enc_files, idps,
+                                                                  case, directive, extra):
+    h = make_instance("guard-" + case,
+                      server_extra=extra(enc_files, idps["idp1"].metadata_path))
+    rc, out = h.configtest()
+    assert rc != 0, "%s: configtest passed:\n%s" % (case, out)
+    assert directive in out, "%s: configtest output does not name %s:\n%s" % (case, directive, out)
+    with pytest.raises(HarnessError):
+        h.start()
+    h.gate_offset = h.log_size()
+
+
+def test_good_guard_configuration_passes_configtest(make_instance, enc_files, redis, idps):
+    """A guard needs only the SP's entityID, its IdPs and, where the IdP
+    encrypts, the key the SP decrypts with (no certificate)."""
+    h = make_instance("guard-good", store_url=redis.url, server_extra=_guard(
+        "ReplaySPEntityID https://sp.example/mellon",
+        'ReplaySPIdPMetadataFile "%s"' % idps["idp1"].metadata_path,
+        'ReplaySPEncryptionKeyFile "%s"' % enc_files["a"][0]))
+    rc, out = h.configtest()
+    assert rc == 0 and "Syntax OK" in out, out
+    h.start()
+    assert h.running()
+    h.stop()

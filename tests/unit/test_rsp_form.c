@@ -65,6 +65,36 @@ START_TEST(test_escape_round_trip)
 }
 END_TEST
 
+START_TEST(test_ambiguity)
+{
+    /* bodies the guard passes */
+    ck_assert_ptr_null(rsp_form_ambiguity(pool, "SAMLResponse=PD94%2B&RelayState=%2Fa", 0));
+    ck_assert_ptr_null(rsp_form_ambiguity(pool, "SAMLResponse=x", 0));
+    ck_assert_ptr_null(rsp_form_ambiguity(pool, "", 0));
+    ck_assert_ptr_null(rsp_form_ambiguity(pool, "SAMLResponse=x&other=1&more", 0));
+    /* bodies it refuses */
+    ck_assert_str_eq(rsp_form_ambiguity(pool, "SAMLResponse=x&SAMLResponse=y", 0),
+                     "parameter SAMLResponse given twice");
+    ck_assert_str_eq(rsp_form_ambiguity(pool, "RelayState=a&SAMLResponse=x&RelayState=b", 0),
+                     "parameter RelayState given twice");
+    ck_assert_str_eq(rsp_form_ambiguity(pool, "SAMLRespons%65=x", 0),
+                     "a percent-encoded parameter name");
+    ck_assert_str_eq(rsp_form_ambiguity(pool, "SAML+Response=x", 0),
+                     "a percent-encoded parameter name");
+    ck_assert_ptr_nonnull(rsp_form_ambiguity(pool, "samlresponse=x", 0));
+    ck_assert_ptr_nonnull(rsp_form_ambiguity(pool, "SAMLResponse=x&RELAYSTATE=y", 0));
+    ck_assert_str_eq(rsp_form_ambiguity(pool, "a%zz=1", 0),
+                     "a badly escaped parameter name");
+    ck_assert_ptr_nonnull(rsp_form_ambiguity(pool, "x=1&x=2", 0));
+    /* queries */
+    ck_assert_ptr_null(rsp_form_ambiguity(pool, "a=1&b=2&a=3", 1));
+    ck_assert_str_eq(rsp_form_ambiguity(pool, "SAMLResponse=x", 1),
+                     "SAMLResponse in the query string");
+    ck_assert_ptr_nonnull(rsp_form_ambiguity(pool, "x=1&relaystate=%2F", 1));
+    ck_assert_ptr_nonnull(rsp_form_ambiguity(pool, "SAML%52esponse=x", 1));
+}
+END_TEST
+
 static Suite *form_suite(void)
 {
     Suite *s = suite_create("rsp_form");
@@ -74,6 +104,7 @@ static Suite *form_suite(void)
     tcase_add_test(tc, test_values);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_escape_round_trip);
+    tcase_add_test(tc, test_ambiguity);
     suite_add_tcase(s, tc);
     return s;
 }

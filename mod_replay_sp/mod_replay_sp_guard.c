@@ -1,0 +1,238 @@
+/* The guard: fleet-wide single use in front of another SP
+ * (mod_auth_mellon's postResponse, Shibboleth SP's SAML2/POST).
+ *
+ * In a section with ReplaySPGuard On, a POSTed SAMLResponse is read before
+ * any other module sees a byte (header_parser, first: before access,
+ * authentication and the handler, where the SPs read it), validated as the
+ * module's own ACS validates it, and its assertion claimed with the same
+ * command, key and TTL. Won: the very same bytes are handed to the SP
+ * through an input filter, as if nobody had read them. Taken: 403. Store
+ * failure: 503 (or the audited fail-open). Anything the guard and the SP
+ * could read differently is refused (400) before any claim. */
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <util_filter.h>
+
+#include "mod_replay_sp.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+#define GUARD_FILTER "REPLAY_SP_GUARD_BODY"
+
+typedef struct {
+    apr_bucket_brigade *body; /* what was read, handed back once */
+} guard_ctx_t;
+
+/* Serve the saved body, then EOS; never read from the filters below (the
+ * body has been read from them already). */
+static apr_status_t guard_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
+                                      ap_input_mode_t mode,
+                                      apr_read_type_e block, apr_off_t readbytes)
+{
+    guard_ctx_t *ctx = f->ctx;
+    apr_bucket *b, *stop;
+    apr_status_t rv;
+
+    if (mode == AP_MODE_INIT) {
+        return APR_SUCCESS;
+    }
+    if (APR_BRIGADE_EMPTY(ctx->body)) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(f->c->bucket_alloc));
+        return APR_SUCCESS;
+    }
+    stop = APR_BRIGADE_SENTINEL(ctx->body);
+    if ((mode == AP_MODE_READBYTES || mode == AP_MODE_SPECULATIVE)
+        && readbytes > 0) {
+        rv = apr_brigade_partition(ctx->body, readbytes, &stop);
+        if (rv != APR_SUCCESS && rv != APR_INCOMPLETE) {
+            return rv;
+        }
+    }
+    /* GETLINE and EXHAUSTIVE get the rest: a form body is one line. */
+    while ((b = APR_BRIGADE_FIRST(ctx->body)) != stop) {
+        if (mode == AP_MODE_SPECULATIVE) {
+            for (; b != stop; b = APR_BUCKET_NEXT(b)) {
+                apr_bucket *copy;
+                if ((rv = apr_bucket_copy(b, &copy)) != APR_SUCCESS) {
+                    return rv;
+                }
+                APR_BRIGADE_INSERT_TAIL(bb, copy);
+            }
+            break;
+        }
+        APR_BUCKET_REMOVE(b);
+        APR_BRIGADE_INSERT_TAIL(bb, b);
+    }
+    return APR_SUCCESS;
+}
+
+static int refuse(request_rec *r, const char *check, const char *detail)
+{
+    return rsp_refuse_response(r, check, apr_pstrcat(r->pool, "guard: ",
+                                                     detail, NULL));
+}
+
+/* Read the whole body (Content-Length bytes, at most max) without
+ * touching the request's body-reading state, so that the SP can read it
+ * afterwards as if it were the first. */
+static int read_whole(request_rec *r, apr_off_t max, apr_bucket_brigade **out,
+                      char **text, apr_size_t *len)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    apr_bucket_brigade *body = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    apr_off_t total = 0;
+    int seen_eos = 0;
+    apr_status_t rv;
+
+    do {
+        apr_bucket *b;
+        rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                            APR_BLOCK_READ, HUGE_STRING_LEN);
+        if (rv != APR_SUCCESS) {
+            return ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
+        }
+        while (!APR_BRIGADE_EMPTY(bb)) {
+            b = APR_BRIGADE_FIRST(bb);
+            if (APR_BUCKET_IS_EOS(b)) {
+                seen_eos = 1;
+                apr_bucket_delete(b);
+                continue;
+            }
+            if (APR_BUCKET_IS_METADATA(b)) {
+                apr_bucket_delete(b);
+                continue;
+            }
+            if ((rv = apr_bucket_setaside(b, r->pool)) != APR_SUCCESS) {
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            total += (apr_off_t)b->length;
+            APR_BUCKET_REMOVE(b);
+            APR_BRIGADE_INSERT_TAIL(body, b);
+        }
+        if (total > max) {
+            return HTTP_REQUEST_ENTITY_TOO_LARGE;
+        }
+    } while (!seen_eos);
+    if (apr_brigade_pflatten(body, text, len, r->pool) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    *text = apr_pstrmemdup(r->pool, *text, *len);
+    *out = body;
+    return OK;
+}
+
+static int guard_check(request_rec *r)
+{
+    rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config, &replay_sp_module);
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *ctype, *clen, *saml, *why = NULL, *check, *detail;
+    rsp_check_params_t cp;
+    rsp_claim_result_t claim;
+    rsp_assertion_t *a;
+    rsp_lasso_server_t *server;
+    apr_bucket_brigade *body = NULL;
+    apr_size_t len = 0;
+    apr_status_t rv;
+    guard_ctx_t *ctx;
+    char *text = NULL, *end;
+    apr_off_t n;
+    void *res;
+    int rc;
+
+    if (dc->guard != 1 || !dc->sp || r->main || r->prev) {
+        return DECLINED;
+    }
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    if (r->args && (why = rsp_form_ambiguity(r->pool, r->args, 1)) != NULL) {
+        return refuse(r, "ambiguous", why);
+    }
+    if (r->method_number != M_POST) {
+        return DECLINED; /* no response to guard; the SP answers as it will */
+    }
+    ctype = apr_table_get(r->headers_in, "Content-Type");
+    if (!ctype || strncasecmp(ctype, "application/x-www-form-urlencoded", 33)
+        || (ctype[33] && ctype[33] != ';' && ctype[33] != ' ')) {
+        return refuse(r, "ambiguous", "Content-Type is not "
+                      "application/x-www-form-urlencoded");
+    }
+    if (apr_table_get(r->headers_in, "Transfer-Encoding")) {
+        return refuse(r, "ambiguous", "a chunked body (a Content-Length is "
+                      "required)");
+    }
+    clen = apr_table_get(r->headers_in, "Content-Length");
+    if (!clen || apr_strtoff(&n, clen, &end, 10) != APR_SUCCESS || *end || n < 0) {
+        return refuse(r, "form", "no valid Content-Length");
+    }
+    if (n > rsp_cfg_max_body(dc)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01015)
+                      "saml response refused: check=size: body larger than "
+                      "ReplaySPMaxBodySize %" APR_INT64_T_FMT " (client %s)",
+                      rsp_cfg_max_body(dc), r->useragent_ip);
+        return HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    if ((rc = read_whole(r, rsp_cfg_max_body(dc), &body, &text, &len)) != OK) {
+        return rc;
+    }
+    if ((apr_off_t)len != n || memchr(text, '\0', len)) {
+        return refuse(r, "form", "the body is not Content-Length bytes of text");
+    }
+    if ((why = rsp_form_ambiguity(r->pool, text, 0)) != NULL) {
+        return refuse(r, "ambiguous", why);
+    }
+    saml = rsp_form_value(r->pool, text, "SAMLResponse", &why);
+    if (!saml || !*saml) {
+        return refuse(r, "form", why ? why : "no SAMLResponse in the form");
+    }
+    if (!sc->store) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
+                      "no ReplaySPStore for this server");
+        return rsp_unavailable(r);
+    }
+
+    /* Validate as the ACS does; InResponseTo is the SP's business. */
+    cp.sp = &dc->sp->def;
+    cp.entity_id = dc->sp->def.entity_id;
+    cp.acs_url = ap_construct_url(r->pool, r->uri, r);
+    cp.now = apr_time_now();
+    cp.skew_s = rsp_cfg_skew(dc);
+    cp.max_window_s = rsp_cfg_max_window(dc);
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = rsp_saml_process_response(&a, r->pool, server, saml, &cp, &check,
+                                   &detail);
+    rsp_sp_server_release(dc->sp, res);
+    if (rv != APR_SUCCESS) {
+        return refuse(r, check, detail);
+    }
+    rsp_log_weak_signature(r, a->issuer, a->weak_signature);
+
+    rsp_signin_claim(&claim, r->pool, sc->store, rsp_cfg_prefix(sc), a,
+                     rsp_replica(r), NULL, cp.now);
+    if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
+        return rc;
+    }
+    if (claim.verdict == RSP_CLAIM_TAKEN) {
+        return rsp_refuse_replay(r, a, &claim);
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
+                  "guard: claim won, response handed to the SP: issuer=%s "
+                  "assertion=%s client=%s replica=%s claim-ttl=%" APR_INT64_T_FMT
+                  "ms", a->issuer, claim.assertion_hash, r->useragent_ip,
+                  rsp_replica(r), a->ttl_ms);
+    ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+    ctx->body = body;
+    ap_add_input_filter(GUARD_FILTER, ctx, r, r->connection);
+    return DECLINED;
+}
+
+void rsp_guard_register_hooks(apr_pool_t *p)
+{
+    ap_hook_header_parser(guard_check, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_register_input_filter(GUARD_FILTER, guard_body_filter, NULL,
+                             AP_FTYPE_RESOURCE);
+}

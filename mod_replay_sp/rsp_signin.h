@@ -1,0 +1,45 @@
+/* The sign-in core that the ACS and the guard share: after a response has
+ * been validated (rsp_saml_process_response) and the front end's own
+ * checks have passed, claim its assertion. The claim is one create-if-
+ * absent with the TTL rule's expiry; its reply is the verdict. Each front
+ * end renders the verdict its own way (the ACS issues a session, the guard
+ * hands the body on to the SP). */
+#ifndef RSP_SIGNIN_H
+#define RSP_SIGNIN_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#include "rsp_claim.h"
+#include "rsp_saml.h"
+#include "rsp_store.h"
+
+typedef enum {
+    RSP_CLAIM_WON = 1,    /* this call created the claim */
+    RSP_CLAIM_TAKEN,      /* it existed: a replay, or a re-post */
+    RSP_CLAIM_NO_VERDICT  /* the store failed: the outcome is unknown */
+} rsp_claim_verdict_t;
+
+typedef struct {
+    rsp_claim_verdict_t verdict;
+    const char *key;              /* the claim key */
+    const char *value;            /* the record written (to release it if
+                                   * still ours: rsp_store_del_if_equal) */
+    const char *assertion_hash;   /* short hash of the assertion ID, for logs */
+    apr_time_t expiry;            /* when the claim expires (WON) */
+    apr_interval_time_t latency;  /* the claim's round trip (store answered) */
+    /* TAKEN: what the claim records (read after the verdict, never part of
+     * it); taker_known is 0 when it could not be read */
+    rsp_claim_rec_t taker;
+    int taker_known;
+    const char *error;            /* NO_VERDICT: the store's words */
+} rsp_claim_result_t;
+
+/* Claim a's (issuer, ID) under prefix, recording replica, now and
+ * session_hash (NULL: none, e.g. the guard). */
+void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
+                      const char *prefix, const rsp_assertion_t *a,
+                      const char *replica, const char *session_hash,
+                      apr_time_t now);
+
+#endif
