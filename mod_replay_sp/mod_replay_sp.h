@@ -138,6 +138,15 @@ const char *rsp_query_arg(request_rec *r, const char *name, int *bad);
 /* 400 for a refused SAML message, logged with the stable check name. */
 int rsp_refuse_response(request_rec *r, const char *check, const char *detail);
 
+/* Validate a base64 SAMLResponse for dc's SP, as posted to acs_url (its
+ * Destination and Recipient): rsp_saml_process_response with this
+ * section's skew and window, on this worker's Lasso server. OK with *a
+ * and *cp filled, or the refusal's answer (400 logged as RSP01004, who
+ * prefixing the detail; 500 when no Lasso server could be had). */
+int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
+                 const char *acs_url, const char *who, rsp_check_params_t *cp,
+                 rsp_assertion_t **a);
+
 /* What a claim's verdict means here: OK to go on (won, or the audited
  * fail-open: RSP01025), or the fail-closed 503 (RSP01003). Counted. A
  * taken claim is OK too: the caller decides between a re-post and

@@ -103,6 +103,35 @@ static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
     return relay ? relay : "/";
 }
 
+int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
+                 const char *acs_url, const char *who, rsp_check_params_t *cp,
+                 rsp_assertion_t **a)
+{
+    rsp_lasso_server_t *server;
+    const char *check, *detail;
+    apr_status_t rv;
+    void *res;
+
+    cp->sp = &dc->sp->def;
+    cp->entity_id = dc->sp->def.entity_id;
+    cp->acs_url = acs_url;
+    cp->now = apr_time_now();
+    cp->skew_s = rsp_cfg_skew(dc);
+    cp->max_window_s = rsp_cfg_max_window(dc);
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = rsp_saml_process_response(a, r->pool, server, saml, cp, &check,
+                                   &detail);
+    rsp_sp_server_release(dc->sp, res);
+    if (rv != APR_SUCCESS) {
+        return rsp_refuse_response(r, check, who ? apr_pstrcat(
+            r->pool, who, ": ", detail, NULL) : detail);
+    }
+    rsp_log_weak_signature(r, (*a)->issuer, (*a)->weak_signature);
+    return OK;
+}
+
 int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
                      const rsp_claim_result_t *c, apr_int64_t skew_s)
 {
@@ -155,19 +184,17 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     rsp_store_t *st = sc->store;
-    const char *ctype, *saml, *relay, *why, *check, *detail, *err;
+    const char *ctype, *saml, *relay, *why, *err;
     const char *sid, *skey, *replica, *cookie;
     rsp_claim_result_t claim;
     const char *target;
     rsp_check_params_t cp;
     rsp_assertion_t *a;
     rsp_session_t sess;
-    rsp_lasso_server_t *server;
     apr_int64_t lifetime_ms;
     apr_time_t now;
     apr_status_t rv;
     char *body;
-    void *res;
     int rc, deleted = 0;
 
     if (r->method_number != M_POST) {
@@ -200,23 +227,11 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     }
 
     /* 1. Validate: Lasso (signature, issuer) and our checks. */
-    now = apr_time_now();
-    cp.sp = &dc->sp->def;
-    cp.entity_id = dc->sp->def.entity_id;
-    cp.acs_url = rsp_endpoint_url(r, dc, "acs");
-    cp.now = now;
-    cp.skew_s = rsp_cfg_skew(dc);
-    cp.max_window_s = rsp_cfg_max_window(dc);
-    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        return HTTP_INTERNAL_SERVER_ERROR;
+    if ((rc = rsp_validate(r, dc, saml, rsp_endpoint_url(r, dc, "acs"), NULL,
+                           &cp, &a)) != OK) {
+        return rc;
     }
-    rv = rsp_saml_process_response(&a, r->pool, server, saml, &cp, &check,
-                                   &detail);
-    rsp_sp_server_release(dc->sp, res);
-    if (rv != APR_SUCCESS) {
-        return rsp_refuse_response(r, check, detail);
-    }
-    rsp_log_weak_signature(r, a->issuer, a->weak_signature);
+    now = cp.now;
     if (!a->in_response_to) {
         /* Unsolicited (IdP-initiated): only where allowed, and its
          * RelayState is a redirect target like any other. */

@@ -129,18 +129,15 @@ static int guard_check(request_rec *r)
     rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config, &replay_sp_module);
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *ctype, *clen, *saml, *why = NULL, *check, *detail;
+    const char *ctype, *clen, *saml, *why = NULL;
     rsp_check_params_t cp;
     rsp_claim_result_t claim;
     rsp_assertion_t *a;
-    rsp_lasso_server_t *server;
     apr_bucket_brigade *body = NULL;
     apr_size_t len = 0;
-    apr_status_t rv;
     guard_ctx_t *ctx;
     char *text = NULL, *end;
     apr_off_t n;
-    void *res;
     int rc;
 
     if (dc->guard != 1 || !dc->sp || r->main || r->prev) {
@@ -194,22 +191,10 @@ static int guard_check(request_rec *r)
     }
 
     /* Validate as the ACS does; InResponseTo is the SP's business. */
-    cp.sp = &dc->sp->def;
-    cp.entity_id = dc->sp->def.entity_id;
-    cp.acs_url = ap_construct_url(r->pool, r->uri, r);
-    cp.now = apr_time_now();
-    cp.skew_s = rsp_cfg_skew(dc);
-    cp.max_window_s = rsp_cfg_max_window(dc);
-    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        return HTTP_INTERNAL_SERVER_ERROR;
+    if ((rc = rsp_validate(r, dc, saml, ap_construct_url(r->pool, r->uri, r),
+                           "guard", &cp, &a)) != OK) {
+        return rc;
     }
-    rv = rsp_saml_process_response(&a, r->pool, server, saml, &cp, &check,
-                                   &detail);
-    rsp_sp_server_release(dc->sp, res);
-    if (rv != APR_SUCCESS) {
-        return refuse(r, check, detail);
-    }
-    rsp_log_weak_signature(r, a->issuer, a->weak_signature);
 
     rsp_signin_claim(&claim, r->pool, sc->store, rsp_cfg_prefix(sc), a,
                      rsp_replica(r), NULL, cp.now);

@@ -187,35 +187,63 @@ static const char *xml_escape(apr_pool_t *p, const char *s)
     return out;
 }
 
-/* A key pair read from PEM: the key must match the certificate (and be
- * RSA when it is to decrypt: RSA-OAEP is the only key transport we take).
- * *b64 is the certificate's DER in base64 (metadata), *fp its SHA-256
- * fingerprint as openssl x509 -fingerprint -sha256 prints it. *bad_key
- * tells which file the error is about. */
+/* "AB:CD:..." as openssl x509 -fingerprint prints a digest. */
+static const char *hex_fp(apr_pool_t *p, const unsigned char *md,
+                          unsigned int n)
+{
+    char *f = apr_palloc(p, n * 3 + 1);
+    unsigned int i;
+
+    for (i = 0; i < n; i++) {
+        apr_snprintf(f + i * 3, 4, "%02X%s", md[i], i + 1 < n ? ":" : "");
+    }
+    f[n ? n * 3 - 1 : 0] = '\0';
+    return f;
+}
+
+/* A PEM private key, RSA when it is to decrypt (RSA-OAEP is the only key
+ * transport we take); NULL with *err set otherwise. */
+static EVP_PKEY *read_key(apr_pool_t *p, const char *key_file,
+                          const char *key_pem, int decrypts, const char **err)
+{
+    BIO *kb = BIO_new_mem_buf(key_pem, -1);
+    EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+
+    BIO_free(kb);
+    if (!key) {
+        *err = apr_psprintf(p, "%s: not a PEM private key (or it is "
+                            "encrypted: give an unencrypted key readable "
+                            "only by root)", key_file);
+    }
+    else if (decrypts && EVP_PKEY_base_id(key) != EVP_PKEY_RSA) {
+        *err = apr_psprintf(p, "%s: not an RSA key (assertions are "
+                            "decrypted with RSA-OAEP only)", key_file);
+        EVP_PKEY_free(key);
+        key = NULL;
+    }
+    return key;
+}
+
+/* A key pair read from PEM: the key must match the certificate. *b64 is
+ * the certificate's DER in base64 (metadata), *fp its SHA-256
+ * fingerprint. *bad_key tells which file the error is about. */
 static apr_status_t check_pair(apr_pool_t *p, const char *key_file,
                                const char *key_pem, const char *cert_file,
                                const char *cert_pem, int decrypts,
                                const char **b64, const char **fp, int *bad_key,
                                const char **err)
 {
-    BIO *kb = BIO_new_mem_buf(key_pem, -1);
-    BIO *cb = BIO_new_mem_buf(cert_pem, -1);
-    EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = read_key(p, key_file, key_pem, decrypts, err);
+    BIO *cb = key ? BIO_new_mem_buf(cert_pem, -1) : NULL;
     X509 *cert = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
     unsigned char *der = NULL, md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0, i;
+    unsigned int mdlen = 0;
     int derlen;
     apr_status_t rv = APR_EINVAL;
 
-    *bad_key = !key || (decrypts && EVP_PKEY_base_id(key) != EVP_PKEY_RSA);
+    *bad_key = !key;
     if (!key) {
-        *err = apr_psprintf(p, "%s: not a PEM private key (or it is "
-                            "encrypted: give an unencrypted key readable "
-                            "only by root)", key_file);
-    }
-    else if (*bad_key) {
-        *err = apr_psprintf(p, "%s: not an RSA key (assertions are "
-                            "decrypted with RSA-OAEP only)", key_file);
+        /* *err says why */
     }
     else if (!cert) {
         *err = apr_psprintf(p, "%s: not a PEM X.509 certificate", cert_file);
@@ -230,19 +258,14 @@ static apr_status_t check_pair(apr_pool_t *p, const char *key_file,
     }
     else {
         char *b = apr_palloc(p, (apr_size_t)apr_base64_encode_len(derlen));
-        char *f = apr_palloc(p, mdlen * 3 + 1);
         apr_base64_encode_binary(b, der, derlen);
-        for (i = 0; i < mdlen; i++) {
-            apr_snprintf(f + i * 3, 4, "%02X%s", md[i], i + 1 < mdlen ? ":" : "");
-        }
         *b64 = b;
-        *fp = f;
+        *fp = hex_fp(p, md, mdlen);
         rv = APR_SUCCESS;
     }
     OPENSSL_free(der);
     X509_free(cert);
     EVP_PKEY_free(key);
-    BIO_free(kb);
     BIO_free(cb);
     return rv;
 }
@@ -253,38 +276,23 @@ static apr_status_t check_key(apr_pool_t *p, const char *key_file,
                               const char *key_pem, const char **fp,
                               const char **err)
 {
-    BIO *kb = BIO_new_mem_buf(key_pem, -1);
-    EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = read_key(p, key_file, key_pem, 1, err);
     unsigned char *der = NULL, md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0, i;
+    unsigned int mdlen = 0;
     int derlen;
     apr_status_t rv = APR_EINVAL;
 
-    if (!key) {
-        *err = apr_psprintf(p, "%s: not a PEM private key (or it is "
-                            "encrypted: give an unencrypted key readable "
-                            "only by root)", key_file);
-    }
-    else if (EVP_PKEY_base_id(key) != EVP_PKEY_RSA) {
-        *err = apr_psprintf(p, "%s: not an RSA key (assertions are "
-                            "decrypted with RSA-OAEP only)", key_file);
-    }
-    else if ((derlen = i2d_PUBKEY(key, &der)) <= 0
-             || EVP_Digest(der, (size_t)derlen, md, &mdlen, EVP_sha256(), NULL)
-                != 1) {
+    if (key && ((derlen = i2d_PUBKEY(key, &der)) <= 0
+                || EVP_Digest(der, (size_t)derlen, md, &mdlen, EVP_sha256(),
+                              NULL) != 1)) {
         *err = apr_psprintf(p, "%s: cannot encode the public key", key_file);
     }
-    else {
-        char *f = apr_palloc(p, mdlen * 3 + 1);
-        for (i = 0; i < mdlen; i++) {
-            apr_snprintf(f + i * 3, 4, "%02X%s", md[i], i + 1 < mdlen ? ":" : "");
-        }
-        *fp = apr_pstrcat(p, "key sha256 ", f, NULL);
+    else if (key) {
+        *fp = apr_pstrcat(p, "key sha256 ", hex_fp(p, md, mdlen), NULL);
         rv = APR_SUCCESS;
     }
     OPENSSL_free(der);
     EVP_PKEY_free(key);
-    BIO_free(kb);
     return rv;
 }
 
