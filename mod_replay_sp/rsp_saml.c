@@ -38,6 +38,7 @@
 
 #include "rsp_log.h"
 #include "rsp_saml.h"
+#include "rsp_metadata.h"
 #include "rsp_saml_shape.h"
 
 typedef struct {
@@ -556,7 +557,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
 {
     apr_status_t rv;
     rsp_lasso_server_t *server;
-    int i, j;
+    int i, j, k;
 
     if ((rv = load_keys(sp, p, input, err)) != APR_SUCCESS) {
         return rv;
@@ -572,44 +573,53 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                                    sizeof(apr_array_header_t *));
     for (i = 0; i < sp->idp_files->nelts; i++) {
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
-        const char *md;
-        LassoProvider *prov;
+        const char *file, *why = NULL;
+        apr_array_header_t *entities;
 
-        if ((rv = read_file(&md, p, path, err)) != APR_SUCCESS) {
+        if ((rv = read_file(&file, p, path, err)) != APR_SUCCESS) {
             return rv;
         }
-        prov = lasso_provider_new_from_buffer(LASSO_PROVIDER_ROLE_IDP, md,
-                                              NULL, NULL);
-        if (!prov || !prov->ProviderID) {
-            *err = apr_psprintf(p, "%s: not valid SAML 2.0 metadata of one "
-                                "entity (EntityDescriptor)", path);
-            if (prov) {
-                g_object_unref(prov);
+        /* One IdP, or a federation's aggregate of many. */
+        if (rsp_metadata_idps(&entities, p, file, &why) != APR_SUCCESS) {
+            *err = apr_psprintf(p, "%s: %s", path, why);
+            return APR_EINVAL;
+        }
+        for (k = 0; k < entities->nelts; k++) {
+            const char *md = APR_ARRAY_IDX(entities, k, const char *);
+            LassoProvider *prov = lasso_provider_new_from_buffer(
+                LASSO_PROVIDER_ROLE_IDP, md, NULL, NULL);
+
+            if (!prov || !prov->ProviderID) {
+                *err = apr_psprintf(p, "%s: not valid SAML 2.0 metadata of an "
+                                    "IdP (entity %d)", path, k + 1);
+                if (prov) {
+                    g_object_unref(prov);
+                }
+                return APR_EINVAL;
             }
-            return APR_EINVAL;
-        }
-        if (!(lasso_provider_get_roles(prov) & LASSO_PROVIDER_ROLE_IDP)) {
-            *err = apr_psprintf(p, "%s: entity %s has no IDPSSODescriptor",
-                                path, prov->ProviderID);
-            g_object_unref(prov);
-            return APR_EINVAL;
-        }
-        for (j = 0; j < sp->idp_ids->nelts; j++) {
-            if (!strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *),
-                        prov->ProviderID)) {
-                *err = apr_psprintf(p, "%s: IdP %s is already configured by "
-                                    "another metadata file", path,
-                                    prov->ProviderID);
+            if (!(lasso_provider_get_roles(prov) & LASSO_PROVIDER_ROLE_IDP)) {
+                *err = apr_psprintf(p, "%s: entity %s has no IDPSSODescriptor",
+                                    path, prov->ProviderID);
                 g_object_unref(prov);
                 return APR_EINVAL;
             }
+            for (j = 0; j < sp->idp_ids->nelts; j++) {
+                if (!strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *),
+                            prov->ProviderID)) {
+                    *err = apr_psprintf(p, "%s: IdP %s is already configured by "
+                                        "another metadata file or entity", path,
+                                        prov->ProviderID);
+                    g_object_unref(prov);
+                    return APR_EINVAL;
+                }
+            }
+            APR_ARRAY_PUSH(sp->idp_ids, const char *) =
+                apr_pstrdup(p, prov->ProviderID);
+            APR_ARRAY_PUSH(sp->idp_metadata, const char *) = md;
+            APR_ARRAY_PUSH(sp->idp_certs, apr_array_header_t *) =
+                idp_signing_certs(p, md);
+            g_object_unref(prov);
         }
-        APR_ARRAY_PUSH(sp->idp_ids, const char *) =
-            apr_pstrdup(p, prov->ProviderID);
-        APR_ARRAY_PUSH(sp->idp_metadata, const char *) = md;
-        APR_ARRAY_PUSH(sp->idp_certs, apr_array_header_t *) =
-            idp_signing_certs(p, md);
-        g_object_unref(prov);
     }
     *input = RSP_SP_INPUT_SHA1;
     for (i = 0; sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {

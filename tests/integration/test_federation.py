@@ -1,0 +1,97 @@
+"""Federation metadata: ReplaySPIdPMetadataFile naming an aggregate
+(EntitiesDescriptor, as federations publish them) with several IdPs and
+SPs; each response is checked against the IdP its Issuer names (Redis
+only: this is about metadata, not the store)."""
+
+import os
+import re
+
+import pytest
+
+import harness
+from harness import post_acs
+
+pytestmark = pytest.mark.backends("redis")
+PAGE = "/app/page.html"
+
+
+def aggregate(path, *metadata_files, sp_entity="https://some-sp.federation.example/sp"):
+    bodies = []
+    for f in metadata_files:
+        with open(f) as fh:
+            bodies.append(re.sub(r"^<\?xml[^>]*\?>\s*", "", fh.read()))
+    sp = ('<md:EntityDescriptor entityID="%s"><md:SPSSODescriptor '
+          'protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">'
+          '<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" '
+          'Location="https://some-sp.federation.example/acs" index="0"/>'
+          '</md:SPSSODescriptor></md:EntityDescriptor>' % sp_entity)
+    text = ('<?xml version="1.0"?>\n<md:EntitiesDescriptor '
+            'xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" Name="urn:test:federation">\n'
+            + sp + "\n<md:EntitiesDescriptor Name=\"urn:test:nested\">\n" + bodies[0]
+            + "\n</md:EntitiesDescriptor>\n" + "\n".join(bodies[1:])
+            + "\n</md:EntitiesDescriptor>\n")
+    with open(path, "w") as fh:
+        fh.write(text)
+    os.chmod(path, 0o644)
+    return path
+
+
+@pytest.mark.expect_log("check_refused", "replay_refused")
+def test_aggregate_metadata_each_response_checked_against_its_issuer(fleet, saml, store, idps,
+                                                                     sp_config, workdir):
+    agg = aggregate(os.path.join(workdir, "federation.xml"), idps["idp1"].metadata_path,
+                    idps["idp2"].metadata_path)
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[agg]))
+    fleet.mark_logs()
+    for idp in ("idp1", "idp2"):
+        m = saml.mint(idp)
+        r = post_acs(fleet.public, m.b64, relay_state=PAGE)
+        assert r.status_code == 303, (idp, r.status_code, r.text[:300])
+        assert post_acs(fleet.public, m.b64).status_code == 403
+    # idp1's entity ID signed with another key: checked against idp1's key
+    bad = saml.mint("rogue")
+    assert post_acs(fleet.public, bad.b64).status_code == 400
+    assert fleet.count_in_logs("check=signature") == 1
+    # an IdP the aggregate does not list
+    unknown = saml.mint("unknown")
+    assert post_acs(fleet.public, unknown.b64).status_code == 400
+    assert fleet.count_in_logs("check=issuer") == 1
+    # the first IdP of the first file is the default one (SP-initiated)
+    g = harness.get(fleet.public + PAGE)
+    assert g.status_code == 302 and g.headers["Location"].startswith(idps["idp1"].sso_url)
+
+
+def test_aggregate_without_an_idp_refused_at_configtest(make_bad_instance, workdir):
+    path = os.path.join(workdir, "sp-only-federation.xml")
+    with open(path, "w") as fh:
+        fh.write('<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata">'
+                 '<md:EntityDescriptor entityID="https://sp.example/"><md:SPSSODescriptor '
+                 'protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"/>'
+                 '</md:EntityDescriptor></md:EntitiesDescriptor>')
+    h = make_bad_instance(path)
+    rc, out = h.configtest()
+    assert rc != 0 and "ReplaySPIdPMetadataFile" in out and "no entity with an IDPSSODescriptor" \
+        in out, out
+
+
+def test_same_idp_in_two_files_refused_at_configtest(make_bad_instance, workdir, idps):
+    agg = aggregate(os.path.join(workdir, "federation-dup.xml"), idps["idp1"].metadata_path,
+                    idps["idp2"].metadata_path)
+    h = make_bad_instance(agg, idps["idp2"].metadata_path)
+    rc, out = h.configtest()
+    assert rc != 0 and "already configured" in out, out
+
+
+@pytest.fixture
+def make_bad_instance(workdir, module_so, sp_config):
+    made = []
+
+    def make(*metadata):
+        sp = dict(sp_config, idp_metadata=list(metadata))
+        h = harness.Httpd(os.path.join(workdir, "federation-cfg-%d" % len(made)),
+                          "fed-cfg-%d" % len(made), modules=[("replay_sp_module", module_so)],
+                          log_level="warn replay_sp:info", threads=4, start_servers=1,
+                          body=harness.sp_conf_body("redis://127.0.0.1:6379/0", sp))
+        made.append(h)
+        return h
+    yield make
