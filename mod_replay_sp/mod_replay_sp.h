@@ -9,6 +9,7 @@
 #include <apr_reslist.h>
 
 #include "rsp_form.h"
+#include "rsp_pending.h"
 #include "rsp_saml.h"
 #include "rsp_signin.h"
 #include "rsp_store.h"
@@ -175,15 +176,6 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                     const char *return_to);
 int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc);
 
-/* The pending request a response answers, read from the store. */
-typedef struct {
-    const char *idp;
-    const char *sp;
-    const char *relay_hash;   /* SHA-256 of the RelayState token */
-    const char *return_to;
-} rsp_pending_t;
-
-typedef enum { RSP_PENDING_LOGIN, RSP_PENDING_LOGOUT } rsp_pending_kind_t;
 
 /* Keep a request we sent (AuthnRequest or LogoutRequest) for
  * ReplaySPRequestLifetime: the IdP, this SP, the hash of the RelayState

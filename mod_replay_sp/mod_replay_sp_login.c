@@ -1,15 +1,6 @@
 /* SP-initiated login. Everything that crosses requests is in the shared
- * store, so the redirect, the ACS and the application may each be served
- * by a different replica:
- *
- *   <prefix>q:<hash of request ID>  the pending request, for
- *       ReplaySPRequestLifetime: "v=1&i=IDP&p=SP&h=HASH&u=RETURN", values
- *       URL-encoded; HASH is the SHA-256 of the RelayState token, RETURN
- *       the checked return URL (the browser only ever sees the token).
- *   <prefix>l:<hash of request ID>  the same for a pending LogoutRequest.
- *   <prefix>u:<hash of request ID>  its use: created with the same
- *       create-if-absent as an assertion claim, so a request is answered
- *       once, fleet-wide. */
+ * store (the records and keys are rsp_pending.h's), so the redirect, the
+ * ACS and the application may each be served by a different replica. */
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_protocol.h>
@@ -20,17 +11,6 @@
 #include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
-
-static const char *request_key(request_rec *r, const char *kind,
-                               const char *request_id)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-
-    return apr_pstrcat(r->pool, rsp_cfg_prefix(sc), kind,
-                       rsp_sha256_b64url(r->pool, request_id,
-                                         strlen(request_id)), NULL);
-}
 
 static rsp_store_t *store_of(request_rec *r)
 {
@@ -44,11 +24,6 @@ static rsp_store_t *store_of(request_rec *r)
     return sc->store;
 }
 
-static const char *kind_prefix(rsp_pending_kind_t kind)
-{
-    return kind == RSP_PENDING_LOGOUT ? "l:" : "q:";
-}
-
 apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
                                rsp_pending_kind_t kind, const char *request_id,
                                const char *idp, const char *token,
@@ -56,18 +31,16 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *rec = apr_pstrcat(
-        r->pool, "v=1&i=", ap_escape_urlencoded(r->pool, idp),
-        "&p=", ap_escape_urlencoded(r->pool, dc->sp->def.entity_id),
-        "&h=", rsp_sha256_b64url(r->pool, token, strlen(token)),
-        "&u=", ap_escape_urlencoded(r->pool, return_to), NULL);
+    const char *rec = rsp_pending_encode(r->pool, idp, dc->sp->def.entity_id,
+                                         token, return_to);
 
     if (!sc->store) {
         *err = "no ReplaySPStore for this server";
         return APR_EGENERAL;
     }
     return rsp_store_put(sc->store, r->pool,
-                         request_key(r, kind_prefix(kind), request_id), rec,
+                         rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                         request_id), rec,
                          strlen(rec), rsp_cfg_request_lifetime(dc) * 1000, err);
 }
 
@@ -185,24 +158,6 @@ int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
     return rsp_login_start(r, dc, idp, return_to);
 }
 
-static rsp_pending_t *parse_pending(request_rec *r, const char *val)
-{
-    rsp_pending_t *pd = apr_pcalloc(r->pool, sizeof(*pd));
-    const char *v = rsp_record_field(r->pool, val, "v");
-
-    if (!v || strcmp(v, "1") != 0) {
-        return NULL;
-    }
-    pd->idp = rsp_record_field(r->pool, val, "i");
-    pd->sp = rsp_record_field(r->pool, val, "p");
-    pd->relay_hash = rsp_record_field(r->pool, val, "h");
-    pd->return_to = rsp_record_field(r->pool, val, "u");
-    if (!pd->idp || !pd->sp || !pd->relay_hash || !pd->return_to) {
-        return NULL;
-    }
-    return pd;
-}
-
 rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
@@ -211,11 +166,13 @@ rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
     apr_size_t len;
 
     if (!sc->store
-        || rsp_store_get(sc->store, r->pool, request_key(r, "q:", request_id),
+        || rsp_store_get(sc->store, r->pool,
+                         rsp_pending_key(r->pool, rsp_cfg_prefix(sc),
+                                         RSP_PENDING_LOGIN, request_id),
                          &val, &len, &err) != APR_SUCCESS || !val) {
         return NULL;
     }
-    return parse_pending(r, val);
+    return rsp_pending_decode(r->pool, val);
 }
 
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
@@ -223,6 +180,8 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
                         const char *issuer, const char *relay_state,
                         rsp_pending_t **pending)
 {
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
     const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
     rsp_store_t *st = store_of(r);
     const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
@@ -235,7 +194,8 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
         return rsp_unavailable(r);
     }
     if (rsp_store_get(st, r->pool,
-                      request_key(r, kind_prefix(kind), request_id), &val,
+                      rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                      request_id), &val,
                       &len, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
@@ -250,7 +210,7 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
             "send or which expired (ReplaySPRequestLifetime %" APR_INT64_T_FMT
             " s)", rid, rsp_cfg_request_lifetime(dc)));
     }
-    if (!(pd = parse_pending(r, val))) {
+    if (!(pd = rsp_pending_decode(r->pool, val))) {
         return rsp_refuse_response(r, "request-unknown", apr_psprintf(
             r->pool, "malformed record of request %s", rid));
     }
@@ -261,9 +221,7 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
             "from %s for SP %s", rid, pd->idp, pd->sp, issuer,
             dc->sp->def.entity_id));
     }
-    if (!relay_state || strcmp(pd->relay_hash, rsp_sha256_b64url(
-                                   r->pool, relay_state,
-                                   strlen(relay_state))) != 0) {
+    if (!rsp_pending_relay_matches(r->pool, pd, relay_state)) {
         return rsp_refuse_response(r, "relay-state", apr_psprintf(
             r->pool, "RelayState %s the one sent with request %s",
             relay_state ? "is not" : "missing; expected", rid));
@@ -272,7 +230,9 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     use.claimed = apr_time_now();
     use.session_hash = NULL;
     mark = rsp_claim_encode(r->pool, &use);
-    if (rsp_store_claim(st, r->pool, request_key(r, "u:", request_id), mark,
+    if (rsp_store_claim(st, r->pool,
+                        rsp_pending_use_key(r->pool, rsp_cfg_prefix(sc),
+                                            request_id), mark,
                         rsp_cfg_request_lifetime(dc) * 1000, &won, &err)
         != APR_SUCCESS) {
         RSP_COUNT(store_errors);

@@ -322,8 +322,6 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
     apr_time_t now = apr_time_now();
     apr_interval_time_t skew = apr_time_from_sec(rsp_cfg_skew(dc));
     apr_interval_time_t life = apr_time_from_sec(rsp_cfg_request_lifetime(dc));
-    apr_size_t il = strlen(req->issuer), dl = strlen(req->id);
-    char *buf = apr_palloc(r->pool, il + 1 + dl);
     const char *key, *err, *mark;
     rsp_claim_rec_t taken;
     int won = 0;
@@ -344,11 +342,7 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
                 ? rsp_format_time(r->pool, req->not_on_or_after) : "",
             rsp_cfg_request_lifetime(dc), rsp_cfg_skew(dc)));
     }
-    memcpy(buf, req->issuer, il);
-    buf[il] = '\0';
-    memcpy(buf + il + 1, req->id, dl);
-    key = apr_pstrcat(r->pool, rsp_cfg_prefix(sc), "i:",
-                      rsp_sha256_b64url(r->pool, buf, il + 1 + dl), NULL);
+    key = rsp_idp_request_key(r->pool, rsp_cfg_prefix(sc), req->issuer, req->id);
     taken.replica = rsp_replica(r);
     taken.claimed = now;
     taken.session_hash = NULL;

@@ -1,5 +1,6 @@
-/* Unit tests for rsp_claim.c (claim and request-use records) and
- * rsp_logout_index.c (logout index keys and entries). */
+/* Unit tests for the records a sign-in writes: rsp_claim.c (claim and
+ * request-use records), rsp_logout_index.c (logout index keys and
+ * entries), rsp_pending.c (pending requests and request keys). */
 #include <string.h>
 
 #include "rsp_unit.h"
@@ -7,6 +8,7 @@
 
 #include "rsp_claim.h"
 #include "rsp_logout_index.h"
+#include "rsp_pending.h"
 #include "rsp_util.h"
 
 #define HASH_A "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
@@ -105,6 +107,65 @@ START_TEST(test_index_entries)
 }
 END_TEST
 
+START_TEST(test_pending_round_trip)
+{
+    const char *rec = rsp_pending_encode(pool, "https://idp.example/?a=1&b",
+                                         "https://sp.example/", "token-1",
+                                         "/app/page?x=1&y=%2F z");
+    rsp_pending_t *pd = rsp_pending_decode(pool, rec);
+
+    ck_assert_ptr_nonnull(pd);
+    ck_assert_str_eq(pd->idp, "https://idp.example/?a=1&b");
+    ck_assert_str_eq(pd->sp, "https://sp.example/");
+    ck_assert_str_eq(pd->return_to, "/app/page?x=1&y=%2F z");
+    ck_assert(rsp_pending_relay_matches(pool, pd, "token-1"));
+    ck_assert(!rsp_pending_relay_matches(pool, pd, "token-2"));
+    ck_assert(!rsp_pending_relay_matches(pool, pd, NULL));
+    /* the token itself is not in the record */
+    ck_assert_ptr_null(strstr(rec, "token-1"));
+    /* what ap_escape_urlencoded wrote (spaces as '+') still reads */
+    pd = rsp_pending_decode(pool, "v=1&i=idp&p=sp&h=" HASH_A "&u=%2Fa+b");
+    ck_assert_ptr_nonnull(pd);
+    ck_assert_str_eq(pd->return_to, "/a b");
+}
+END_TEST
+
+START_TEST(test_pending_malformed)
+{
+    static const char *const bad[] = {
+        "", "v=2&i=a&p=b&h=c&u=d", "i=a&p=b&h=c&u=d", "v=1&p=b&h=c&u=d",
+        "v=1&i=a&h=c&u=d", "v=1&i=a&p=b&u=d", "v=1&i=a&p=b&h=c",
+        "v=1&i=a&i=b&p=b&h=c&u=d", "v=1&i=%zz&p=b&h=c&u=d"};
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(rsp_pending_decode(pool, bad[i]) == NULL, "accepted %s", bad[i]);
+    }
+    ck_assert_ptr_null(rsp_pending_decode(pool, NULL));
+}
+END_TEST
+
+START_TEST(test_request_keys)
+{
+    const char *q = rsp_pending_key(pool, "rsp:", RSP_PENDING_LOGIN, "_r1");
+    const char *l = rsp_pending_key(pool, "rsp:", RSP_PENDING_LOGOUT, "_r1");
+    const char *u = rsp_pending_use_key(pool, "rsp:", "_r1");
+    const char *i1 = rsp_idp_request_key(pool, "rsp:", "idp", "_r1");
+
+    ck_assert(!strncmp(q, "rsp:q:", 6) && rsp_is_hash(q + 6));
+    ck_assert(!strncmp(l, "rsp:l:", 6) && rsp_is_hash(l + 6));
+    ck_assert(!strncmp(u, "rsp:u:", 6) && rsp_is_hash(u + 6));
+    ck_assert(!strncmp(i1, "rsp:i:", 6) && rsp_is_hash(i1 + 6));
+    /* the same request, three kinds of record: the same hash */
+    ck_assert_str_eq(q + 6, l + 6);
+    ck_assert_str_eq(q + 6, u + 6);
+    ck_assert_str_eq(q + 6, rsp_sha256_b64url(pool, "_r1", 3));
+    /* an IdP's request is keyed by IdP and ID: no cross-IdP collision */
+    ck_assert_str_ne(i1, rsp_idp_request_key(pool, "rsp:", "idp2", "_r1"));
+    ck_assert_str_ne(rsp_idp_request_key(pool, "rsp:", "idp_", "r1"), i1);
+}
+END_TEST
+
 static Suite *claim_suite(void)
 {
     Suite *s = suite_create("rsp_claim");
@@ -115,6 +176,9 @@ static Suite *claim_suite(void)
     tcase_add_test(tc, test_claim_malformed);
     tcase_add_test(tc, test_index_keys);
     tcase_add_test(tc, test_index_entries);
+    tcase_add_test(tc, test_pending_round_trip);
+    tcase_add_test(tc, test_pending_malformed);
+    tcase_add_test(tc, test_request_keys);
     suite_add_tcase(s, tc);
     return s;
 }

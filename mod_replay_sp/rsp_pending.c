@@ -1,0 +1,72 @@
+#include <string.h>
+
+#include <apr_strings.h>
+
+#include "rsp_form.h"
+#include "rsp_pending.h"
+#include "rsp_util.h"
+
+static const char *hashed(apr_pool_t *p, const char *prefix, const char *kind,
+                          const char *data, apr_size_t len)
+{
+    return apr_pstrcat(p, prefix, kind, rsp_sha256_b64url(p, data, len), NULL);
+}
+
+const char *rsp_pending_key(apr_pool_t *p, const char *prefix,
+                            rsp_pending_kind_t kind, const char *request_id)
+{
+    return hashed(p, prefix, kind == RSP_PENDING_LOGOUT ? "l:" : "q:",
+                  request_id, strlen(request_id));
+}
+
+const char *rsp_pending_use_key(apr_pool_t *p, const char *prefix,
+                                const char *request_id)
+{
+    return hashed(p, prefix, "u:", request_id, strlen(request_id));
+}
+
+const char *rsp_idp_request_key(apr_pool_t *p, const char *prefix,
+                                const char *issuer, const char *request_id)
+{
+    apr_size_t il = strlen(issuer), dl = strlen(request_id);
+    char *buf = apr_palloc(p, il + 1 + dl);
+
+    memcpy(buf, issuer, il);
+    buf[il] = '\0';
+    memcpy(buf + il + 1, request_id, dl);
+    return hashed(p, prefix, "i:", buf, il + 1 + dl);
+}
+
+const char *rsp_pending_encode(apr_pool_t *p, const char *idp, const char *sp,
+                               const char *token, const char *return_to)
+{
+    return apr_pstrcat(p, "v=1&i=", rsp_form_escape(p, idp),
+                       "&p=", rsp_form_escape(p, sp),
+                       "&h=", rsp_sha256_b64url(p, token, strlen(token)),
+                       "&u=", rsp_form_escape(p, return_to), NULL);
+}
+
+rsp_pending_t *rsp_pending_decode(apr_pool_t *p, const char *val)
+{
+    rsp_pending_t *pd = apr_pcalloc(p, sizeof(*pd));
+    const char *v = val ? rsp_record_field(p, val, "v") : NULL;
+
+    if (!v || strcmp(v, "1") != 0) {
+        return NULL;
+    }
+    pd->idp = rsp_record_field(p, val, "i");
+    pd->sp = rsp_record_field(p, val, "p");
+    pd->relay_hash = rsp_record_field(p, val, "h");
+    pd->return_to = rsp_record_field(p, val, "u");
+    if (!pd->idp || !pd->sp || !pd->relay_hash || !pd->return_to) {
+        return NULL;
+    }
+    return pd;
+}
+
+int rsp_pending_relay_matches(apr_pool_t *p, const rsp_pending_t *pd,
+                              const char *token)
+{
+    return token && !strcmp(pd->relay_hash,
+                            rsp_sha256_b64url(p, token, strlen(token)));
+}
