@@ -14,9 +14,11 @@
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
+#include <util_cookies.h>
 #include <util_filter.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
 
@@ -25,6 +27,14 @@ APLOG_USE_MODULE(replay_sp);
 typedef struct {
     apr_bucket_brigade *body; /* what was read, handed back once */
 } guard_ctx_t;
+
+/* A claim this request won, to complete with what the SP answered. */
+typedef struct {
+    rsp_store_t *store;
+    const char *key;
+    rsp_claim_rec_t rec;
+    apr_time_t expiry;
+} guard_won_t;
 
 /* Serve the saved body, then EOS; never read from the filters below (the
  * body has been read from them already). */
@@ -124,6 +134,86 @@ static int read_whole(request_rec *r, apr_off_t max, apr_bucket_brigade **out,
     return OK;
 }
 
+/* Where the SP sent the browser that won this claim, when this request
+ * comes from that browser: it carries the session cookie the SP set then
+ * (recorded by its hash). NULL otherwise. */
+static const char *repost_target(request_rec *r, const rsp_claim_result_t *c)
+{
+    const char *val = NULL;
+
+    if (!c->taker_known || !c->taker.cookie_name || !c->taker.target
+        || ap_cookie_read(r, c->taker.cookie_name, &val, 0) != APR_SUCCESS
+        || !val || !*val) {
+        return NULL;
+    }
+    return strcmp(rsp_sha256_b64url(r->pool, val, strlen(val)),
+                  c->taker.cookie_hash) ? NULL : c->taker.target;
+}
+
+/* The session cookie in the SP's answer: the first Set-Cookie that sets a
+ * value (not one that expires a cookie). *name and *value, or 0. */
+static int sp_cookie(request_rec *r, const char **name, const char **value)
+{
+    const apr_table_t *tables[2] = {r->err_headers_out, r->headers_out};
+    int t, i;
+
+    for (t = 0; t < 2; t++) {
+        const apr_array_header_t *h = apr_table_elts(tables[t]);
+        const apr_table_entry_t *e = (const apr_table_entry_t *)h->elts;
+        for (i = 0; i < h->nelts; i++) {
+            const char *sc = e[i].val, *eq, *semi;
+            if (!e[i].key || strcasecmp(e[i].key, "Set-Cookie") || !sc) {
+                continue;
+            }
+            eq = strchr(sc, '=');
+            semi = strchr(sc, ';');
+            if (!eq || (semi && semi < eq) || eq == sc
+                || ap_strcasestr(sc, "max-age=0")
+                || ap_strcasestr(sc, "expires=thu, 01 jan 1970")) {
+                continue;
+            }
+            *name = apr_pstrmemdup(r->pool, sc, (apr_size_t)(eq - sc));
+            *value = apr_pstrmemdup(r->pool, eq + 1, semi ? (apr_size_t)(semi - eq - 1)
+                                                          : strlen(eq + 1));
+            if (**value && strcmp(*value, "cookietest")) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* After the SP has answered a response whose claim this request won:
+ * record in the claim the SP's session cookie (by its hash) and where it
+ * sent the browser, so that the same browser's re-post gets that answer
+ * again rather than a 403. The claim's expiry stays what it was. */
+static int guard_record(request_rec *r)
+{
+    guard_won_t *w = ap_get_module_config(r->request_config, &replay_sp_module);
+    const char *name, *value, *target, *err = NULL, *rec;
+    apr_int64_t ttl_ms;
+
+    if (!w || !sp_cookie(r, &name, &value)
+        || !(target = apr_table_get(r->headers_out, "Location"))) {
+        return DECLINED;
+    }
+    ttl_ms = (w->expiry - apr_time_now()) / 1000;
+    if (ttl_ms < 1000) {
+        return DECLINED;
+    }
+    w->rec.cookie_name = name;
+    w->rec.cookie_hash = rsp_sha256_b64url(r->pool, value, strlen(value));
+    w->rec.target = target;
+    rec = rsp_claim_encode(r->pool, &w->rec);
+    if (rsp_store_put(w->store, r->pool, w->key, rec, strlen(rec), ttl_ms, &err)
+        != APR_SUCCESS) {
+        /* Only the re-post convenience is lost: a re-post gets 403. */
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, "guard: cannot record the "
+                      "SP's answer in the claim: %s", err);
+    }
+    return DECLINED;
+}
+
 static int guard_check(request_rec *r)
 {
     rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config, &replay_sp_module);
@@ -202,7 +292,28 @@ static int guard_check(request_rec *r)
         return rc;
     }
     if (claim.verdict == RSP_CLAIM_TAKEN) {
+        const char *target = repost_target(r, &claim);
+        if (target) {
+            /* The browser that won it posts it again (back button, double
+             * submit): the SP's first answer again, the SP not called. */
+            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01042)
+                          "guard: re-post by the browser that claimed it: "
+                          "issuer=%s assertion=%s client=%s replica=%s; sent "
+                          "where the SP sent it", a->issuer,
+                          claim.assertion_hash, r->useragent_ip, rsp_replica(r));
+            apr_table_setn(r->headers_out, "Location", target);
+            return HTTP_SEE_OTHER;
+        }
         return rsp_refuse_replay(r, a, &claim);
+    }
+    if (claim.verdict == RSP_CLAIM_WON) {
+        guard_won_t *w = apr_pcalloc(r->pool, sizeof(*w));
+        w->store = sc->store;
+        w->key = claim.key;
+        w->rec.replica = rsp_replica(r);
+        w->rec.claimed = cp.now;
+        w->expiry = claim.expiry;
+        ap_set_module_config(r->request_config, &replay_sp_module, w);
     }
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
                   "guard: claim won, response handed to the SP: issuer=%s "
@@ -218,6 +329,7 @@ static int guard_check(request_rec *r)
 void rsp_guard_register_hooks(apr_pool_t *p)
 {
     ap_hook_header_parser(guard_check, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_log_transaction(guard_record, NULL, NULL, APR_HOOK_FIRST);
     ap_register_input_filter(GUARD_FILTER, guard_body_filter, NULL,
                              AP_FTYPE_RESOURCE);
 }

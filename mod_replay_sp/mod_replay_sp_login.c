@@ -226,6 +226,7 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
             r->pool, "RelayState %s the one sent with request %s",
             relay_state ? "is not" : "missing; expected", rid));
     }
+    memset(&use, 0, sizeof(use));
     use.replica = rsp_replica(r);
     use.claimed = apr_time_now();
     use.session_hash = NULL;

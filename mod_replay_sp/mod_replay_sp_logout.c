@@ -343,6 +343,7 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
             rsp_cfg_request_lifetime(dc), rsp_cfg_skew(dc)));
     }
     key = rsp_idp_request_key(r->pool, rsp_cfg_prefix(sc), req->issuer, req->id);
+    memset(&taken, 0, sizeof(taken));
     taken.replica = rsp_replica(r);
     taken.claimed = now;
     taken.session_hash = NULL;

@@ -9,11 +9,20 @@
 
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
 {
-    return apr_psprintf(p, "v=1&r=%s&t=%" APR_TIME_T_FMT "%s%s",
-                        rsp_form_escape(p, c->replica),
-                        apr_time_sec(c->claimed),
-                        c->session_hash ? "&s=" : "",
-                        c->session_hash ? c->session_hash : "");
+    const char *rec = apr_psprintf(p, "v=1&r=%s&t=%" APR_TIME_T_FMT "%s%s",
+                                   rsp_form_escape(p, c->replica),
+                                   apr_time_sec(c->claimed),
+                                   c->session_hash ? "&s=" : "",
+                                   c->session_hash ? c->session_hash : "");
+
+    if (c->cookie_name && c->cookie_hash) {
+        rec = apr_pstrcat(p, rec, "&cn=", rsp_form_escape(p, c->cookie_name),
+                          "&ch=", c->cookie_hash, NULL);
+    }
+    if (c->target) {
+        rec = apr_pstrcat(p, rec, "&l=", rsp_form_escape(p, c->target), NULL);
+    }
+    return rec;
 }
 
 apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
@@ -35,8 +44,13 @@ apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
     }
     c->replica = rsp_record_field(p, val, "r");
     c->session_hash = rsp_record_field(p, val, "s");
+    c->cookie_name = rsp_record_field(p, val, "cn");
+    c->cookie_hash = rsp_record_field(p, val, "ch");
+    c->target = rsp_record_field(p, val, "l");
     if (!c->replica || !*c->replica
-        || (c->session_hash && !rsp_is_hash(c->session_hash))) {
+        || (c->session_hash && !rsp_is_hash(c->session_hash))
+        || (!c->cookie_name != !c->cookie_hash)
+        || (c->cookie_hash && !rsp_is_hash(c->cookie_hash))) {
         return APR_EINVAL;
     }
     c->claimed = apr_time_from_sec(secs);

@@ -17,6 +17,7 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     memset(out, 0, sizeof(*out));
     out->key = rsp_claim_key(p, prefix, a->issuer, a->id);
     out->assertion_hash = rsp_short_hash(p, a->id);
+    memset(&rec, 0, sizeof(rec));
     rec.replica = replica;
     rec.claimed = now;
     rec.session_hash = session_hash;

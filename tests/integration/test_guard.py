@@ -198,6 +198,41 @@ def test_guarded_fresh_response_gets_mellons_session(guarded, mellon_saml, store
     assert again.status_code == 403 and MELLON_COOKIE not in again.cookies
 
 
+@pytest.mark.expect_log("replay_refused", "RSP01042")
+def test_guarded_repost_by_the_same_browser_gets_mellons_answer_again(guarded, mellon_saml,
+                                                                      store):
+    """The guard records mellon's session cookie (by its hash) and its
+    redirect in the claim: the browser holding that cookie gets the same
+    redirect again on a re-post (mellon not called); anyone else 403."""
+    import time
+    aid, b64 = mellon_saml.mint(name_id="reposter")
+    s = requests.Session()
+    first = s.post(guarded.post_url, data={"SAMLResponse": b64, "RelayState": PAGE},
+                   allow_redirects=False, timeout=30)
+    assert mellon_accepted(first), (first.status_code, first.text[:300])
+    key = claim_key(mellon_saml.idp.entity_id, aid)
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        rec = store.get(key)
+        rec = rec.decode() if isinstance(rec, bytes) else rec
+        if rec and "cn=" in rec:
+            break
+        time.sleep(0.05)
+    assert "cn=mellon-cookie" in rec and "&l=" in rec, rec
+    assert first.cookies[MELLON_COOKIE] not in rec, "cookie value stored"
+    again = s.post(guarded.post_url, data={"SAMLResponse": b64, "RelayState": PAGE},
+                   allow_redirects=False, timeout=30)
+    assert again.status_code == 303, (again.status_code, again.text[:300])
+    assert again.headers["Location"] == first.headers["Location"]
+    assert "Set-Cookie" not in again.headers
+    assert guarded.count_in_logs("RSP01042") == 1
+    other = post(guarded.post_url, b64)
+    assert other.status_code == 403
+    # another browser with a made-up cookie of that name: still a replay
+    forged = post(guarded.post_url, b64, cookies={MELLON_COOKIE: "0" * 32})
+    assert forged.status_code == 403
+
+
 @pytest.mark.expect_log("replay_refused")
 def test_guarded_30_sequential_posts_one_accepted(guarded, mellon_saml, store):
     aid, b64 = mellon_saml.mint()

@@ -32,6 +32,16 @@ START_TEST(test_claim_round_trip)
     ck_assert_ptr_null(strstr(rec, "s="));
     ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
     ck_assert_ptr_null(out.session_hash);
+    /* a guard's record, with the SP's cookie and target */
+    in.cookie_name = "_shibsession_64656661756c74";
+    in.cookie_hash = HASH_B;
+    in.target = "https://app.example/page?a=1&b=%2F";
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_str_eq(out.cookie_name, in.cookie_name);
+    ck_assert_str_eq(out.cookie_hash, HASH_B);
+    ck_assert_str_eq(out.target, in.target);
+    in.cookie_name = in.cookie_hash = in.target = NULL;
     /* what earlier versions wrote, and fields a newer one may add */
     ck_assert_int_eq(rsp_claim_decode(&out, pool, "v=1&r=h:80&t=17&s=" HASH_A
                                       "&z=new"), APR_SUCCESS);
@@ -47,7 +57,8 @@ START_TEST(test_claim_malformed)
         "", "v=2&r=a&t=1", "r=a&t=1", "v=1&t=1", "v=1&r=&t=1", "v=1&r=a",
         "v=1&r=a&t=", "v=1&r=a&t=x", "v=1&r=a&t=-1", "v=1&r=a&t=1&s=short",
         "v=1&r=a&t=1&s=" HASH_A "x", "v=1&r=a&r=b&t=1", "v=1&r=a&t=1&t=2",
-        "v=1&r=%zz&t=1"};
+        "v=1&r=%zz&t=1", "v=1&r=a&t=1&cn=x", "v=1&r=a&t=1&ch=" HASH_A,
+        "v=1&r=a&t=1&cn=x&ch=nothash"};
     rsp_claim_rec_t out;
     apr_size_t i;
 
