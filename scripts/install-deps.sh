@@ -8,7 +8,8 @@ apache2 apache2-dev liblasso3-dev libhiredis-dev libmemcached-dev libssl-dev
 check valgrind redis-server memcached
 python3 python3-lasso python3-pytest python3-requests python3-pysaml2
 python3-xmlschema libxml2-utils xmlsec1 openssl prometheus
-build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon"
+build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon
+libapache2-mod-shib"
 
 missing=""
 for p in $PKGS; do
@@ -29,3 +30,18 @@ $SUDO apt-get update -qq
 # The tests and the demo start their own servers on loopback ports; the
 # packaged system services are not needed (and need not start).
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+# The peer SPs the guard's tests run (mod_auth_mellon, Shibboleth SP) are
+# started by the tests with configurations of their own: the packages'
+# own enabling of them in the system's Apache, and shibd's service, are
+# undone when this script installed them.
+for p in $missing; do
+    case "$p" in
+    libapache2-mod-auth-mellon) $SUDO a2dismod -q auth_mellon >/dev/null 2>&1 || true ;;
+    libapache2-mod-shib)
+        $SUDO a2dismod -q shib >/dev/null 2>&1 || true
+        $SUDO a2disconf -q shib >/dev/null 2>&1 || true
+        if [ -d /run/systemd/system ]; then
+            $SUDO systemctl disable --now shibd >/dev/null 2>&1 || true
+        fi ;;
+    esac
+done

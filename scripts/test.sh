@@ -28,5 +28,8 @@ echo "== fleet integration tests"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration
 echo "== unit and fleet integration tests with the module built with ASan and UBSan"
 asan_module=$(scripts/build-asan.sh | tail -n 1)
-RSP_MODULE="$asan_module" RSP_HTTPD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+# libstdc++ preloaded too: httpd is C, and mod_shib's C++ exceptions need
+# ASan to have found the real __cxa_throw when it started.
+RSP_MODULE="$asan_module" \
+RSP_HTTPD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration

@@ -8,7 +8,6 @@ Each replica also runs the module's own SP at /own (its ACS at
 /own/saml/acs): the guard and the ACS side by side on one server.
 """
 
-import base64
 import concurrent.futures
 import os
 import threading
@@ -18,15 +17,14 @@ import pytest
 import requests
 
 import harness
-from harness import Fleet, HarnessError, bad_log_lines, claim_key, get
+from guard_common import AMBIGUOUS, BURST, PAGE, Minter, claims, post, start_fleet
+from harness import Fleet, claim_key
 
 MELLON_SO = os.path.join(harness.APACHE_MODULES, "mod_auth_mellon.so")
 MELLON_SP = "https://sp.mellon.test.example/mellon/metadata"
 OWN_SP = "https://sp.rsp.test.example/own/metadata"
 POST_RESPONSE = "/mellon/postResponse"
-PAGE = "/app/page.html"
 MELLON_COOKIE = "mellon-cookie"
-BURST = 50
 
 pytestmark = pytest.mark.skipif(not os.path.exists(MELLON_SO),
                                 reason="libapache2-mod-auth-mellon not installed")
@@ -105,24 +103,9 @@ class MellonFleet(Fleet):
         return self.public + POST_RESPONSE
 
 
-def start_fleet(request, f):
-    request.addfinalizer(f.stop)
-    offsets = {h: h.log_size() for h in f.instances}
-    try:
-        f.start()
-    except HarnessError as e:
-        pytest.fail("the mellon fleet did not start:\n%s" % e, pytrace=False)
-    bad = {h.name: bad_log_lines(h._log_since(offsets[h]).splitlines()) for h in f.instances}
-    bad = {k: v for k, v in bad.items() if v}
-    if bad:
-        pytest.fail("unexpected error-log lines at mellon fleet start-up:\n%s" % bad,
-                    pytrace=False)
-    return f
-
-
 @pytest.fixture(scope="session")
 def guarded_session(request, workdir, module_so, store, sp_keys, idps):
-    return start_fleet(request, MellonFleet(
+    return start_fleet(request, "mellon", MellonFleet(
         os.path.join(workdir, "mellon-guarded-" + store.name), module_so, store, sp_keys,
         idps["idp1"], guard=True))
 
@@ -135,46 +118,15 @@ def guarded(guarded_session, store):
     store.heal()
 
 
-class Minter:
-    def __init__(self, idp, testidp, entity_id, acs_url):
-        self.idp, self.testidp = idp, testidp
-        self.entity_id, self.acs_url = entity_id, acs_url
-
-    def mint(self, **kw):
-        kw.setdefault("assertion_id", self.testidp.random_id())
-        return kw["assertion_id"], self.idp.mint(self.entity_id, self.acs_url, **kw)
-
-
 @pytest.fixture
 def mellon_saml(idps, testidp, guarded_session):
     return Minter(idps["idp1"], testidp, MELLON_SP, guarded_session.post_url)
-
-
-def post(url, b64=None, relay_state=PAGE, fields=None, raw=None, headers=None, cookies=None):
-    """POST to mellon's postResponse (or any URL), redirects not followed."""
-    h = dict(headers or {})
-    if raw is not None:
-        h.setdefault("Content-Type", "application/x-www-form-urlencoded")
-        return requests.post(url, data=raw, headers=h, cookies=cookies,
-                             allow_redirects=False, timeout=30)
-    data = {}
-    if b64 is not None:
-        data["SAMLResponse"] = b64
-    if relay_state is not None:
-        data["RelayState"] = relay_state
-    data.update(fields or {})
-    return requests.post(url, data=data, headers=h, cookies=cookies,
-                         allow_redirects=False, timeout=30)
 
 
 def mellon_accepted(resp):
     """mellon's answer to a response it accepted: a redirect with its
     session cookie."""
     return resp.status_code in (302, 303) and MELLON_COOKIE in resp.cookies
-
-
-def claims(store):
-    return store.claim_keys()
 
 
 # --------------------------------------------------------------------------
@@ -360,25 +312,6 @@ def test_guard_passes_what_mellon_then_refuses_itself(guarded, mellon_saml, stor
     assert claims(store) == [claim_key(mellon_saml.idp.entity_id, aid)]
 
 
-AMBIGUOUS = [
-    ("query_saml_response", lambda b64: dict(query="SAMLResponse=" + urllib.parse.quote(b64),
-                                             raw=urllib.parse.urlencode({"SAMLResponse": b64}))),
-    ("query_relay_state", lambda b64: dict(query="RelayState=%2Fapp",
-                                           raw=urllib.parse.urlencode({"SAMLResponse": b64}))),
-    ("saml_response_twice", lambda b64: dict(raw="SAMLResponse=%s&SAMLResponse=%s" % (
-        urllib.parse.quote(b64, safe=""), urllib.parse.quote(b64, safe="")))),
-    ("relay_state_twice", lambda b64: dict(raw="SAMLResponse=%s&RelayState=%%2Fa&RelayState=%%2Fb"
-                                           % urllib.parse.quote(b64, safe=""))),
-    ("encoded_name", lambda b64: dict(raw="SAMLRespons%%65=%s" % urllib.parse.quote(b64, safe=""))),
-    ("other_spelling", lambda b64: dict(raw="samlresponse=x&SAMLResponse=%s"
-                                        % urllib.parse.quote(b64, safe=""))),
-    ("content_type", lambda b64: dict(raw=urllib.parse.urlencode({"SAMLResponse": b64}),
-                                      headers={"Content-Type": "text/plain"})),
-    ("multipart", lambda b64: dict(raw=urllib.parse.urlencode({"SAMLResponse": b64}),
-                                   headers={"Content-Type": "multipart/form-data; boundary=x"})),
-]
-
-
 @pytest.mark.expect_log("check_refused")
 @pytest.mark.parametrize("case,make", AMBIGUOUS, ids=[a[0] for a in AMBIGUOUS])
 def test_guarded_ambiguous_input_refused_mellon_never_called(guarded, mellon_saml, store,
@@ -465,7 +398,7 @@ def test_guarded_store_down_503(guarded, mellon_saml, store):
 @pytest.mark.expect_log("has already been used")
 def test_without_guard_mellon_accepts_a_replay_once_per_replica(request, workdir, module_so,
                                                                 store, sp_keys, idps, testidp):
-    f = start_fleet(request, MellonFleet(os.path.join(workdir, "mellon-unguarded"), module_so,
+    f = start_fleet(request, "mellon", MellonFleet(os.path.join(workdir, "mellon-unguarded"), module_so,
                                          store, sp_keys, idps["idp1"], guard=False))
     m = Minter(idps["idp1"], testidp, MELLON_SP, f.post_url)
     aid, b64 = m.mint()
