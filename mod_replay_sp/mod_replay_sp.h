@@ -117,6 +117,9 @@ const char *rsp_replica(request_rec *r);
 /* The request's session cookie when it is well formed, else NULL. */
 const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc);
 
+/* The store of r's server; NULL (logged, RSP01016) when it has none. */
+rsp_store_t *rsp_store_of(request_rec *r);
+
 /* 503 with Retry-After: the fail-closed answer. */
 int rsp_unavailable(request_rec *r);
 

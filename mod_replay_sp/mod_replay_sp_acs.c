@@ -68,25 +68,6 @@ static const char *parse_form(request_rec *r, const char *body,
     return NULL;
 }
 
-int rsp_refuse_response(request_rec *r, const char *check, const char *detail)
-{
-    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01004)
-                  "saml response refused: check=%s: %s (client %s)", check,
-                  detail, r->useragent_ip);
-    return HTTP_BAD_REQUEST;
-}
-
-void rsp_log_weak_signature(request_rec *r, const char *issuer,
-                            const char *what)
-{
-    if (what) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01039)
-                      "SHA-1 signature accepted from IdP %s "
-                      "(ReplaySPAllowSHA1): %s (client %s)", issuer, what,
-                      r->useragent_ip);
-    }
-}
-
 /* Where a re-post by the browser that claimed the assertion goes: where
  * the first answer went, as far as the store still knows it. */
 static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
@@ -101,82 +82,6 @@ static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
         return "/";
     }
     return relay ? relay : "/";
-}
-
-int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
-                 const char *acs_url, const char *who, rsp_check_params_t *cp,
-                 rsp_assertion_t **a)
-{
-    rsp_lasso_server_t *server;
-    const char *check, *detail;
-    apr_status_t rv;
-    void *res;
-
-    cp->sp = &dc->sp->def;
-    cp->entity_id = dc->sp->def.entity_id;
-    cp->acs_url = acs_url;
-    cp->now = apr_time_now();
-    cp->skew_s = rsp_cfg_skew(dc);
-    cp->max_window_s = rsp_cfg_max_window(dc);
-    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    rv = rsp_saml_process_response(a, r->pool, server, saml, cp, &check,
-                                   &detail);
-    rsp_sp_server_release(dc->sp, res);
-    if (rv != APR_SUCCESS) {
-        return rsp_refuse_response(r, check, who ? apr_pstrcat(
-            r->pool, who, ": ", detail, NULL) : detail);
-    }
-    rsp_log_weak_signature(r, (*a)->issuer, (*a)->weak_signature);
-    return OK;
-}
-
-int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
-                     const rsp_claim_result_t *c, apr_int64_t skew_s)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-
-    if (c->verdict != RSP_CLAIM_NO_VERDICT) {
-        rsp_count_claim(c->latency, c->expiry);
-        if (c->verdict == RSP_CLAIM_WON) {
-            RSP_COUNT(claims_won);
-        }
-        return OK;
-    }
-    RSP_COUNT(store_errors);
-    if (sc->on_failure_open != 1) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
-                      "sign-in refused, store unavailable (fail closed): "
-                      "issuer=%s assertion=%s client=%s replica=%s: %s",
-                      a->issuer, c->assertion_hash, r->useragent_ip,
-                      rsp_replica(r), c->error);
-        return rsp_unavailable(r);
-    }
-    /* ReplaySPOnStoreFailure open: the operator chose availability. */
-    RSP_COUNT(fail_open);
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01025)
-                  "sign-in accepted WITHOUT a claim (ReplaySPOnStoreFailure "
-                  "open): a replay of this assertion would not be detected "
-                  "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
-                  rsp_format_time(r->pool, a->window_end
-                                  + apr_time_from_sec(skew_s)),
-                  a->issuer, c->assertion_hash, r->useragent_ip,
-                  rsp_replica(r), c->error);
-    return OK;
-}
-
-int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
-                      const rsp_claim_result_t *c)
-{
-    RSP_COUNT(replays_refused);
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
-                  "replay refused: issuer=%s assertion=%s client=%s "
-                  "replica=%s first-claimed-by=%s", a->issuer,
-                  c->assertion_hash, r->useragent_ip, rsp_replica(r),
-                  c->taker_known ? c->taker.replica : "unknown");
-    return HTTP_FORBIDDEN;
 }
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)

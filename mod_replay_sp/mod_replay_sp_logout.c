@@ -37,30 +37,6 @@ static const char *index_key(request_rec *r, const char *issuer,
                                 session_index);
 }
 
-apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
-                                  const char *issuer, const char *name_id,
-                                  const char *session_index,
-                                  const char *session_hash, const char **err)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-    /* The longest any session of this SP can live: the same TTL for every
-     * append, so the entry's expiry only ever moves forward. */
-    apr_int64_t ttl_ms = rsp_cfg_session_lifetime(dc) * 1000;
-    apr_status_t rv;
-
-    rv = rsp_store_append(sc->store, r->pool,
-                          index_key(r, issuer, name_id, session_index ?
-                                    session_index : ""),
-                          session_hash, ttl_ms, err);
-    if (rv == APR_SUCCESS) {
-        rv = rsp_store_append(sc->store, r->pool,
-                              index_key(r, issuer, name_id, NULL),
-                              session_hash, ttl_ms, err);
-    }
-    return rv;
-}
-
 /* Delete the session <prefix>s:hash if it belongs to issuer/name_id (and
  * session_index, when given). *ended counts it. */
 static apr_status_t end_session(request_rec *r, rsp_store_t *st,

@@ -1,0 +1,290 @@
+/* The sign-in core of the glue: what the ACS, the guard, login and logout
+ * share, each a thin HTTP adapter around it. Validation, the claim's
+ * verdict as an answer, the refusal and replay lines, the pending
+ * requests a response or a logout answers, the return URL of login and
+ * logout, and the logout index a session is entered in. The rules and
+ * records themselves are the library's (rsp_saml*, rsp_signin, rsp_claim,
+ * rsp_pending, rsp_logout_index). */
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+
+#include "mod_replay_sp.h"
+#include "rsp_claim.h"
+#include "rsp_logout_index.h"
+#include "rsp_signin.h"
+#include "rsp_util.h"
+
+APLOG_USE_MODULE(replay_sp);
+
+int rsp_refuse_response(request_rec *r, const char *check, const char *detail)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01004)
+                  "saml response refused: check=%s: %s (client %s)", check,
+                  detail, r->useragent_ip);
+    return HTTP_BAD_REQUEST;
+}
+
+void rsp_log_weak_signature(request_rec *r, const char *issuer,
+                            const char *what)
+{
+    if (what) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01039)
+                      "SHA-1 signature accepted from IdP %s "
+                      "(ReplaySPAllowSHA1): %s (client %s)", issuer, what,
+                      r->useragent_ip);
+    }
+}
+
+int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
+                 const char *acs_url, const char *who, rsp_check_params_t *cp,
+                 rsp_assertion_t **a)
+{
+    rsp_lasso_server_t *server;
+    const char *check, *detail;
+    apr_status_t rv;
+    void *res;
+
+    cp->sp = &dc->sp->def;
+    cp->entity_id = dc->sp->def.entity_id;
+    cp->acs_url = acs_url;
+    cp->now = apr_time_now();
+    cp->skew_s = rsp_cfg_skew(dc);
+    cp->max_window_s = rsp_cfg_max_window(dc);
+    if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = rsp_saml_process_response(a, r->pool, server, saml, cp, &check,
+                                   &detail);
+    rsp_sp_server_release(dc->sp, res);
+    if (rv != APR_SUCCESS) {
+        return rsp_refuse_response(r, check, who ? apr_pstrcat(
+            r->pool, who, ": ", detail, NULL) : detail);
+    }
+    rsp_log_weak_signature(r, (*a)->issuer, (*a)->weak_signature);
+    return OK;
+}
+
+int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
+                     const rsp_claim_result_t *c, apr_int64_t skew_s)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+
+    if (c->verdict != RSP_CLAIM_NO_VERDICT) {
+        rsp_count_claim(c->latency, c->expiry);
+        if (c->verdict == RSP_CLAIM_WON) {
+            RSP_COUNT(claims_won);
+        }
+        return OK;
+    }
+    RSP_COUNT(store_errors);
+    if (sc->on_failure_open != 1) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
+                      "sign-in refused, store unavailable (fail closed): "
+                      "issuer=%s assertion=%s client=%s replica=%s: %s",
+                      a->issuer, c->assertion_hash, r->useragent_ip,
+                      rsp_replica(r), c->error);
+        return rsp_unavailable(r);
+    }
+    /* ReplaySPOnStoreFailure open: the operator chose availability. */
+    RSP_COUNT(fail_open);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01025)
+                  "sign-in accepted WITHOUT a claim (ReplaySPOnStoreFailure "
+                  "open): a replay of this assertion would not be detected "
+                  "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
+                  rsp_format_time(r->pool, a->window_end
+                                  + apr_time_from_sec(skew_s)),
+                  a->issuer, c->assertion_hash, r->useragent_ip,
+                  rsp_replica(r), c->error);
+    return OK;
+}
+
+int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
+                      const rsp_claim_result_t *c)
+{
+    RSP_COUNT(replays_refused);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
+                  "replay refused: issuer=%s assertion=%s client=%s "
+                  "replica=%s first-claimed-by=%s", a->issuer,
+                  c->assertion_hash, r->useragent_ip, rsp_replica(r),
+                  c->taker_known ? c->taker.replica : "unknown");
+    return HTTP_FORBIDDEN;
+}
+
+rsp_store_t *rsp_store_of(request_rec *r)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+
+    if (!sc->store) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
+                      "no ReplaySPStore for this server");
+    }
+    return sc->store;
+}
+
+apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
+                               rsp_pending_kind_t kind, const char *request_id,
+                               const char *idp, const char *token,
+                               const char *return_to, const char **err)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *rec = rsp_pending_encode(r->pool, idp, dc->sp->def.entity_id,
+                                         token, return_to);
+
+    if (!sc->store) {
+        *err = "no ReplaySPStore for this server";
+        return APR_EGENERAL;
+    }
+    return rsp_store_put(sc->store, r->pool,
+                         rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                         request_id), rec,
+                         strlen(rec), rsp_cfg_request_lifetime(dc) * 1000, err);
+}
+
+int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
+                  const char **return_to)
+{
+    const char *why;
+    int bad = 0;
+
+    *return_to = rsp_query_arg(r, "ReturnTo", &bad);
+    if (bad) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                      "%s refused: malformed or repeated ReturnTo (client %s)",
+                      endpoint, r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (!*return_to) {
+        *return_to = "/";
+    }
+    if ((why = rsp_redirect_refused(r, dc, *return_to)) != NULL) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01031)
+                      "redirect target refused: ReturnTo of %s: %s "
+                      "(client %s)", endpoint, why, r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    return OK;
+}
+
+rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *val, *err;
+    apr_size_t len;
+
+    if (!sc->store
+        || rsp_store_get(sc->store, r->pool,
+                         rsp_pending_key(r->pool, rsp_cfg_prefix(sc),
+                                         RSP_PENDING_LOGIN, request_id),
+                         &val, &len, &err) != APR_SUCCESS || !val) {
+        return NULL;
+    }
+    return rsp_pending_decode(r->pool, val);
+}
+
+int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
+                        rsp_pending_kind_t kind, const char *request_id,
+                        const char *issuer, const char *relay_state,
+                        rsp_pending_t **pending)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
+    rsp_store_t *st = rsp_store_of(r);
+    const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
+    rsp_claim_rec_t use;
+    rsp_pending_t *pd;
+    apr_size_t len;
+    int won = 0;
+
+    if (!st) {
+        return rsp_unavailable(r);
+    }
+    if (rsp_store_get(st, r->pool,
+                      rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                      request_id), &val,
+                      &len, &err) != APR_SUCCESS) {
+        RSP_COUNT(store_errors);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
+                      "%s refused, store unavailable (fail closed): "
+                      "cannot read request %s: client=%s replica=%s: %s", what,
+                      rid, r->useragent_ip, rsp_replica(r), err);
+        return rsp_unavailable(r);
+    }
+    if (!val) {
+        return rsp_refuse_response(r, "request-unknown", apr_psprintf(
+            r->pool, "InResponseTo names request %s, which this fleet did not "
+            "send or which expired (ReplaySPRequestLifetime %" APR_INT64_T_FMT
+            " s)", rid, rsp_cfg_request_lifetime(dc)));
+    }
+    if (!(pd = rsp_pending_decode(r->pool, val))) {
+        return rsp_refuse_response(r, "request-unknown", apr_psprintf(
+            r->pool, "malformed record of request %s", rid));
+    }
+    if (strcmp(pd->sp, dc->sp->def.entity_id) != 0
+        || strcmp(pd->idp, issuer) != 0) {
+        return rsp_refuse_response(r, "request-mismatch", apr_psprintf(
+            r->pool, "request %s was sent to %s for SP %s; the response comes "
+            "from %s for SP %s", rid, pd->idp, pd->sp, issuer,
+            dc->sp->def.entity_id));
+    }
+    if (!rsp_pending_relay_matches(r->pool, pd, relay_state)) {
+        return rsp_refuse_response(r, "relay-state", apr_psprintf(
+            r->pool, "RelayState %s the one sent with request %s",
+            relay_state ? "is not" : "missing; expected", rid));
+    }
+    memset(&use, 0, sizeof(use));
+    use.replica = rsp_replica(r);
+    use.claimed = apr_time_now();
+    use.session_hash = NULL;
+    mark = rsp_claim_encode(r->pool, &use);
+    if (rsp_store_claim(st, r->pool,
+                        rsp_pending_use_key(r->pool, rsp_cfg_prefix(sc),
+                                            request_id), mark,
+                        rsp_cfg_request_lifetime(dc) * 1000, &won, &err)
+        != APR_SUCCESS) {
+        RSP_COUNT(store_errors);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
+                      "%s refused, store unavailable (fail closed): "
+                      "cannot consume request %s: client=%s replica=%s: %s",
+                      what, rid, r->useragent_ip, rsp_replica(r), err);
+        return rsp_unavailable(r);
+    }
+    if (!won) {
+        return rsp_refuse_response(r, "request-used", apr_psprintf(
+            r->pool, "request %s was already answered", rid));
+    }
+    *pending = pd;
+    return OK;
+}
+
+apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
+                                  const char *issuer, const char *name_id,
+                                  const char *session_index,
+                                  const char *session_hash, const char **err)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    /* The longest any session of this SP can live: the same TTL for every
+     * append, so the entry's expiry only ever moves forward. */
+    apr_int64_t ttl_ms = rsp_cfg_session_lifetime(dc) * 1000;
+    apr_status_t rv;
+
+    rv = rsp_store_append(sc->store, r->pool,
+                          rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
+                                               name_id, session_index ?
+                                               session_index : ""),
+                          session_hash, ttl_ms, err);
+    if (rv == APR_SUCCESS) {
+        rv = rsp_store_append(sc->store, r->pool,
+                              rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
+                                                   name_id, NULL),
+                              session_hash, ttl_ms, err);
+    }
+    return rv;
+}
