@@ -220,6 +220,36 @@ def test_guarded_fresh_response_gets_shibboleths_session(guarded, shib_saml, sto
     assert len(shibd_logins(guarded)) == 1
 
 
+@pytest.mark.expect_log("replay_refused", "RSP01042")
+def test_guarded_repost_by_the_same_browser_gets_shibboleths_answer_again(guarded, shib_saml,
+                                                                          store):
+    """The claim records Shibboleth's session cookie (by its hash) and its
+    redirect: the browser holding that cookie gets the redirect again,
+    mod_shib not called; anyone else 403."""
+    import time
+    aid, b64 = shib_saml.mint(name_id="reposter")
+    s = requests.Session()
+    first = s.post(guarded.post_url, data={"SAMLResponse": b64, "RelayState": PAGE},
+                   allow_redirects=False, timeout=30)
+    assert shib_accepted(first), (first.status_code, first.text[:300])
+    key = claim_key(shib_saml.idp.entity_id, aid)
+    rec, deadline = "", time.time() + 5
+    while time.time() < deadline:
+        rec = store.get(key)
+        rec = rec.decode() if isinstance(rec, bytes) else (rec or "")
+        if "cn=" in rec:
+            break
+        time.sleep(0.05)
+    assert "cn=" + shib.SESSION_COOKIE_PREFIX in rec and "&l=" in rec, rec
+    guarded.mark_logs()
+    again = s.post(guarded.post_url, data={"SAMLResponse": b64, "RelayState": PAGE},
+                   allow_redirects=False, timeout=30)
+    assert again.status_code == 303, (again.status_code, again.text[:300])
+    assert again.headers["Location"] == first.headers["Location"]
+    assert handler_runs(guarded) == 0
+    assert post(guarded.post_url, b64).status_code == 403
+
+
 @pytest.mark.expect_log("replay_refused")
 def test_guarded_30_sequential_posts_one_accepted(guarded, shib_saml, store):
     aid, b64 = shib_saml.mint()
