@@ -7,6 +7,7 @@ import os
 import re
 
 import pytest
+import requests
 
 import harness
 from harness import post_acs
@@ -95,3 +96,39 @@ def make_bad_instance(workdir, module_so, sp_config):
         made.append(h)
         return h
     yield make
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_guard_with_aggregate_metadata(workdir, module_so, redis, sp_keys, idps, testidp):
+    """A guard section names a federation aggregate too: a response from
+    the second IdP in it is validated and claimed, its replay refused. (No
+    SP behind this guard: what the guard passes gets httpd's 404.)"""
+    agg = aggregate(os.path.join(workdir, "federation-guard.xml"), idps["idp1"].metadata_path,
+                    idps["idp2"].metadata_path)
+    h = harness.Httpd(os.path.join(workdir, "federation-guard"), "fed-guard",
+                      modules=[("replay_sp_module", module_so)],
+                      log_level="warn replay_sp:info", threads=4, start_servers=1)
+    sp = "https://sp.guarded.federation.example/sp"
+    h.body = "\n".join([
+        "ReplaySPStore %s" % redis.url, "ReplaySPMonitorInterval 0",
+        "<Location /sp/postResponse>", "    ReplaySPGuard On",
+        '    ReplaySPEntityID "%s"' % sp, '    ReplaySPIdPMetadataFile "%s"' % agg,
+        "    Require all granted", "</Location>"]) + "\n"
+    h.start()
+    try:
+        url = h.base_url + "/sp/postResponse"
+        aid = testidp.random_id()
+        b64 = idps["idp2"].mint(sp, url, assertion_id=aid)
+        first = requests.post(url, data={"SAMLResponse": b64}, allow_redirects=False,
+                              timeout=30)
+        assert first.status_code == 404, (first.status_code, first.text[:200])
+        c = redis.client()
+        try:
+            assert c.exists(harness.claim_key(idps["idp2"].entity_id, aid))
+        finally:
+            c.close()
+        again = requests.post(url, data={"SAMLResponse": b64}, allow_redirects=False,
+                              timeout=30)
+        assert again.status_code == 403
+    finally:
+        h.stop()
