@@ -32,7 +32,7 @@ typedef struct {
 typedef struct {
     rsp_store_t *store;
     const char *key;
-    rsp_claim_rec_t rec;
+    const char *value;        /* the record the claim wrote */
     apr_time_t expiry;
 } guard_won_t;
 
@@ -126,10 +126,12 @@ static int read_whole(request_rec *r, apr_off_t max, apr_bucket_brigade **out,
             return HTTP_REQUEST_ENTITY_TOO_LARGE;
         }
     } while (!seen_eos);
-    if (apr_brigade_pflatten(body, text, len, r->pool) != APR_SUCCESS) {
+    *len = (apr_size_t)total;
+    *text = apr_palloc(r->pool, *len + 1);
+    if (apr_brigade_flatten(body, *text, len) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    *text = apr_pstrmemdup(r->pool, *text, *len);
+    (*text)[*len] = '\0';
     *out = body;
     return OK;
 }
@@ -191,20 +193,22 @@ static int guard_record(request_rec *r)
 {
     guard_won_t *w = ap_get_module_config(r->request_config, &replay_sp_module);
     const char *name, *value, *target, *err = NULL, *rec;
+    rsp_claim_rec_t c;
     apr_int64_t ttl_ms;
 
     if (!w || !sp_cookie(r, &name, &value)
-        || !(target = apr_table_get(r->headers_out, "Location"))) {
+        || !(target = apr_table_get(r->headers_out, "Location"))
+        || rsp_claim_decode(&c, r->pool, w->value) != APR_SUCCESS) {
         return DECLINED;
     }
     ttl_ms = (w->expiry - apr_time_now()) / 1000;
     if (ttl_ms < 1000) {
         return DECLINED;
     }
-    w->rec.cookie_name = name;
-    w->rec.cookie_hash = rsp_sha256_b64url(r->pool, value, strlen(value));
-    w->rec.target = target;
-    rec = rsp_claim_encode(r->pool, &w->rec);
+    c.cookie_name = name;
+    c.cookie_hash = rsp_sha256_b64url(r->pool, value, strlen(value));
+    c.target = target;
+    rec = rsp_claim_encode(r->pool, &c);
     if (rsp_store_put(w->store, r->pool, w->key, rec, strlen(rec), ttl_ms, &err)
         != APR_SUCCESS) {
         /* Only the re-post convenience is lost: a re-post gets 403. */
@@ -310,8 +314,7 @@ static int guard_check(request_rec *r)
         guard_won_t *w = apr_pcalloc(r->pool, sizeof(*w));
         w->store = sc->store;
         w->key = claim.key;
-        w->rec.replica = rsp_replica(r);
-        w->rec.claimed = cp.now;
+        w->value = claim.value;
         w->expiry = claim.expiry;
         ap_set_module_config(r->request_config, &replay_sp_module, w);
     }
