@@ -442,8 +442,12 @@ int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
     return 0;
 }
 
-const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
-                              const char *base_url)
+/* The SP's metadata; with_keys 0 leaves the KeyDescriptors out (the copy
+ * our LassoServer is built from: Lasso would load each key through an
+ * xmlsec keys manager, which reads the system's CA bundle, and nothing of
+ * ours uses the server's own public keys). */
+static const char *metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                const char *base_url, int with_keys)
 {
     static const char ki[] =
         "<ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s"
@@ -461,7 +465,7 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
 
     /* A guard has no key pair of its own: its metadata (for its own
      * LassoServer only) has no KeyDescriptor. */
-    if (sp->cert_b64) {
+    if (sp->cert_b64 && with_keys) {
         sign_kd = apr_psprintf(p, ki, sp->cert_b64);
         enc_kd = apr_psprintf(p, ki, sp->enc_cert_b64 ? sp->enc_cert_b64
                                                       : sp->cert_b64);
@@ -489,6 +493,12 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "</md:EntityDescriptor>\n",
         xml_escape(p, sp->entity_id), kds, xml_escape(p, base_url),
         xml_escape(p, base_url));
+}
+
+const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                              const char *base_url)
+{
+    return metadata_xml(p, sp, base_url, 1);
 }
 
 /* The IdP's signing certificates (KeyDescriptor use="signing" or without
@@ -551,6 +561,82 @@ static apr_array_header_t *idp_signing_certs(apr_pool_t *p, const char *md)
     return out;
 }
 
+/* An entity's metadata without its KeyDescriptors, for Lasso: its keys
+ * are handed to Lasso as bare keys (see idp_public_keys). NULL when the
+ * XML cannot be read back. */
+static const char *without_key_descriptors(apr_pool_t *p, const char *md)
+{
+    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR
+                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
+    xmlXPathObjectPtr res = NULL;
+    xmlChar *text = NULL;
+    const char *out = NULL;
+    int i, len = 0;
+
+    if (ctx) {
+        xmlXPathRegisterNs(ctx, BAD_CAST "md",
+                           BAD_CAST "urn:oasis:names:tc:SAML:2.0:metadata");
+        res = xmlXPathEvalExpression(BAD_CAST "//md:KeyDescriptor", ctx);
+    }
+    if (res) {
+        for (i = 0; res->nodesetval && i < res->nodesetval->nodeNr; i++) {
+            xmlNodePtr n = res->nodesetval->nodeTab[i];
+            xmlUnlinkNode(n);
+            xmlFreeNode(n);
+            res->nodesetval->nodeTab[i] = NULL;
+        }
+        xmlDocDumpMemory(doc, &text, &len);
+    }
+    if (text && len > 0) {
+        out = apr_pstrmemdup(p, (const char *)text, (apr_size_t)len);
+    }
+    xmlFree(text);
+    if (res) {
+        xmlXPathFreeObject(res);
+    }
+    if (ctx) {
+        xmlXPathFreeContext(ctx);
+    }
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+    return out;
+}
+
+/* The public keys of the IdP's signing certificates, PEM. Lasso holds
+ * them as bare keys: xmlsec duplicates a key for every signature it
+ * checks, and a key that carries its certificate is duplicated with it
+ * (and re-decoded). Trust comes from the metadata, never from the
+ * certificate's issuer, so nothing is lost. */
+static apr_array_header_t *idp_public_keys(apr_pool_t *p,
+                                           const apr_array_header_t *certs)
+{
+    apr_array_header_t *out = apr_array_make(p, certs->nelts ? certs->nelts : 1,
+                                             sizeof(const char *));
+    int i;
+
+    for (i = 0; i < certs->nelts; i++) {
+        const der_t *d = &APR_ARRAY_IDX(certs, i, der_t);
+        const unsigned char *q = d->der;
+        X509 *x = d2i_X509(NULL, &q, d->len);
+        EVP_PKEY *key = x ? X509_get0_pubkey(x) : NULL;
+        BIO *b = key ? BIO_new(BIO_s_mem()) : NULL;
+        char *data;
+        long n;
+
+        if (b && PEM_write_bio_PUBKEY(b, key) == 1
+            && (n = BIO_get_mem_data(b, &data)) > 0) {
+            APR_ARRAY_PUSH(out, const char *) =
+                apr_pstrmemdup(p, data, (apr_size_t)n);
+        }
+        BIO_free(b);
+        X509_free(x);
+    }
+    return out;
+}
+
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                               rsp_sp_input_t *input, const char **err)
 {
@@ -565,11 +651,13 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     /* Our own metadata, for our LassoServer: the ACS location in it is not
      * used to validate anything (Destination and Recipient are checked
      * against the request's public URL). */
-    sp->sp_metadata = rsp_saml_metadata(p, sp, sp->entity_id);
+    sp->sp_metadata = metadata_xml(p, sp, sp->entity_id, 0);
     sp->idp_metadata = apr_array_make(p, sp->idp_files->nelts, sizeof(char *));
     sp->idp_ids = apr_array_make(p, sp->idp_files->nelts, sizeof(char *));
     sp->idp_certs = apr_array_make(p, sp->idp_files->nelts,
                                    sizeof(apr_array_header_t *));
+    sp->idp_keys = apr_array_make(p, sp->idp_files->nelts,
+                                  sizeof(apr_array_header_t *));
     for (i = 0; i < sp->idp_files->nelts; i++) {
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
         const char *file, *why = NULL;
@@ -585,8 +673,10 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         }
         for (k = 0; k < entities->nelts; k++) {
             const char *md = APR_ARRAY_IDX(entities, k, const char *);
-            LassoProvider *prov = lasso_provider_new_from_buffer(
-                LASSO_PROVIDER_ROLE_IDP, md, NULL, NULL);
+            const char *bare = without_key_descriptors(p, md);
+            LassoProvider *prov = bare ? lasso_provider_new_from_buffer(
+                LASSO_PROVIDER_ROLE_IDP, bare, NULL, NULL) : NULL;
+            apr_array_header_t *certs;
 
             if (!prov || !prov->ProviderID) {
                 *err = apr_psprintf(p, "%s: not valid SAML 2.0 metadata of an "
@@ -614,9 +704,11 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             }
             APR_ARRAY_PUSH(sp->idp_ids, const char *) =
                 apr_pstrdup(p, prov->ProviderID);
-            APR_ARRAY_PUSH(sp->idp_metadata, const char *) = md;
-            APR_ARRAY_PUSH(sp->idp_certs, apr_array_header_t *) =
-                idp_signing_certs(p, md);
+            APR_ARRAY_PUSH(sp->idp_metadata, const char *) = bare;
+            certs = idp_signing_certs(p, md);
+            APR_ARRAY_PUSH(sp->idp_certs, apr_array_header_t *) = certs;
+            APR_ARRAY_PUSH(sp->idp_keys, apr_array_header_t *) =
+                idp_public_keys(p, certs);
             g_object_unref(prov);
         }
     }
@@ -642,10 +734,52 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
+/* One IdP for our server: its metadata without keys, its signing keys as
+ * bare keys, and our signing key for what we send it, loaded once. */
+static int add_idp(LassoServer *server, const char *md,
+                   const apr_array_header_t *keys, LassoKey *signing)
+{
+    LassoProvider *prov = lasso_provider_new_from_buffer(
+        LASSO_PROVIDER_ROLE_IDP, md,
+        keys->nelts ? APR_ARRAY_IDX(keys, 0, const char *) : NULL, NULL);
+    int i, rc = 0;
+
+    if (!prov || !prov->ProviderID) {
+        rc = LASSO_SERVER_ERROR_ADD_PROVIDER_FAILED;
+        goto done;
+    }
+    if (lasso_provider_get_protocol_conformance(prov) != LASSO_PROTOCOL_SAML_2_0) {
+        rc = LASSO_SERVER_ERROR_ADD_PROVIDER_PROTOCOL_MISMATCH;
+        goto done;
+    }
+    for (i = 1; i < keys->nelts && rc == 0; i++) {
+        const char *pem = APR_ARRAY_IDX(keys, i, const char *);
+        LassoKey *k = lasso_key_new_for_signature_from_memory(
+            pem, strlen(pem), NULL, LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
+        rc = k ? lasso_provider_add_key(prov, k, TRUE)
+               : LASSO_DS_ERROR_PUBLIC_KEY_LOAD_FAILED;
+        if (k) {
+            g_object_unref(k);
+        }
+    }
+    if (rc == 0 && signing) {
+        rc = lasso_provider_set_server_signing_key(prov, signing);
+    }
+    if (rc == 0) {
+        rc = lasso_server_add_provider2(server, prov);
+    }
+done:
+    if (prov) {
+        g_object_unref(prov);
+    }
+    return rc;
+}
+
 apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err)
 {
     LassoServer *server;
+    LassoKey *signing = NULL;
     int i, rc;
 
     /* No certificate: given one, Lasso hands it to xmlsec as a file name
@@ -653,38 +787,56 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
      * Nothing needs it: HTTP-Redirect signatures carry no KeyInfo, and our
      * metadata is built from the certificate file. */
     /* No key either: Lasso would make the signing key a decryption key.
-     * Signing reads server->private_key where it signs; the keys that
-     * decrypt are exactly dec_keys, in order. */
+     * The keys that decrypt are exactly dec_keys, in order. */
     server = lasso_server_new_from_buffers(sp->sp_metadata, NULL, NULL, NULL);
     if (!server) {
         *err = "Lasso cannot build a server from our metadata";
         return APR_EGENERAL;
     }
+    /* Lasso's default is RSA-SHA1: the messages we sign (AuthnRequests
+     * when asked for, logout messages) use RSA-SHA256. The key is parsed
+     * here, once, and given to every IdP as the key that signs what we
+     * send it; server->private_key stays for Lasso's paths that name no
+     * IdP (Lasso would parse it again on each of them). */
+    server->signature_method = LASSO_SIGNATURE_METHOD_RSA_SHA256;
     lasso_assign_string(server->private_key, sp->key_pem);
+    if (sp->key_pem) {
+        signing = lasso_key_new_for_signature_from_memory(
+            sp->key_pem, strlen(sp->key_pem), NULL,
+            LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
+        if (!signing) {
+            *err = "Lasso cannot load our signing key";
+            g_object_unref(server);
+            return APR_EGENERAL;
+        }
+    }
     for (i = 0; i < sp->dec_keys->nelts; i++) {
         rc = lasso_server_set_encryption_private_key_with_password(
             server, APR_ARRAY_IDX(sp->dec_keys, i, const char *), NULL);
         if (rc != 0) {
-            *err = lasso_strerror(rc);
-            g_object_unref(server);
-            return APR_EGENERAL;
+            goto fail;
         }
     }
-    /* Lasso's default is RSA-SHA1: the messages we sign (AuthnRequests
-     * when asked for, logout messages) use RSA-SHA256. */
-    server->signature_method = LASSO_SIGNATURE_METHOD_RSA_SHA256;
     for (i = 0; i < sp->idp_metadata->nelts; i++) {
-        rc = lasso_server_add_provider_from_buffer(
-            server, LASSO_PROVIDER_ROLE_IDP,
-            APR_ARRAY_IDX(sp->idp_metadata, i, const char *), NULL, NULL);
+        rc = add_idp(server, APR_ARRAY_IDX(sp->idp_metadata, i, const char *),
+                     APR_ARRAY_IDX(sp->idp_keys, i, apr_array_header_t *),
+                     signing);
         if (rc != 0) {
-            *err = lasso_strerror(rc);
-            g_object_unref(server);
-            return APR_EGENERAL;
+            goto fail;
         }
+    }
+    if (signing) {
+        g_object_unref(signing);
     }
     *out = server;
     return APR_SUCCESS;
+fail:
+    *err = lasso_strerror(rc);
+    if (signing) {
+        g_object_unref(signing);
+    }
+    g_object_unref(server);
+    return APR_EGENERAL;
 }
 
 void rsp_saml_server_free(rsp_lasso_server_t *server)

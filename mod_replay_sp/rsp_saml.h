@@ -40,9 +40,10 @@ typedef struct {
     const char *cert_pem;
     const char *cert_b64;           /* DER in base64, for metadata */
     const char *sp_metadata;        /* for our own LassoServer */
-    apr_array_header_t *idp_metadata; /* const char * */
+    apr_array_header_t *idp_metadata; /* const char *, without KeyDescriptors */
     apr_array_header_t *idp_ids;      /* const char *, same order */
     apr_array_header_t *idp_certs;    /* signing certificates (opaque), same order */
+    apr_array_header_t *idp_keys;     /* their public keys (PEM), same order */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
                                        * decrypts, tried in this order */
     const char *dec_names;            /* those keys, by the SHA-256

@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+"""mod_replay_sp's benchmark: prints figures, asserts nothing.
+
+Everything runs on 127.0.0.1 (a redis-server, httpd instances loading the
+built module, the test IdP minting really signed responses) and is stopped
+by PID at the end.
+
+Sections (all by default; --only picks some):
+
+  instructions  one ``httpd -X`` under valgrind's callgrind: instructions
+                per operation (the stable figure on a noisy machine) for a
+                static GET, an unsolicited sign-in with Response and
+                Assertion signed, one with the Assertion signed only, the
+                login GET and the ACS POST of an SP-initiated sign-in, a
+                protected request with a session; also the first sign-in
+                after a start. Store commands per operation come from
+                Redis's own ``INFO commandstats``.
+  fleet         three replicas behind a balancer, 8 concurrent clients
+                posting fresh responses: sign-ins/s, ACS wall time p50/p99
+                and CPU per sign-in (httpd and Redis), for the first burst
+                after a start and for a steady-state burst; protected
+                requests/s with a session.
+
+Usage: scripts/bench.sh [--only instructions|fleet] [--quick]
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, os.path.join(REPO, "tests", "idp"))
+
+import harness  # noqa: E402
+import rsp_testidp  # noqa: E402
+
+SP_ENTITY_ID = "https://sp.bench.example/saml/metadata"
+IDP_ENTITY_ID = "https://idp.bench.example/idp"
+CLIENTS = 8
+VALGRIND_START_TIMEOUT = 180.0
+# The function whose every call is one request (httpd 2.4, any MPM).
+REQUEST_FN = "ap_process_async_request"
+
+
+def say(fmt, *args):
+    sys.stdout.write((fmt % args if args else fmt) + "\n")
+    sys.stdout.flush()
+
+
+# -- the store's own count of commands --------------------------------------
+
+def redis_calls(client):
+    """{command: calls} from INFO commandstats (the INFO itself excluded)."""
+    out = {}
+    for line in client.call("INFO", "commandstats").decode().splitlines():
+        m = re.match(r"cmdstat_([\w|]+):calls=(\d+)", line)
+        if m and m.group(1) != "info":
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def calls_delta(before, after):
+    return {k: after.get(k, 0) - before.get(k, 0)
+            for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+# -- the test IdP and the SP's key material -----------------------------------
+
+class Setup:
+    def __init__(self, workdir):
+        self.workdir = workdir
+        self.redis = harness.RedisServer(os.path.join(workdir, "redis")).start()
+        self.rc = self.redis.client()
+        self.idp = rsp_testidp.TestIdP(os.path.join(workdir, "idp"),
+                                       entity_id=IDP_ENTITY_ID)
+        d = harness.make_dir(os.path.join(workdir, "sp"))
+        key, cert = rsp_testidp.make_keypair(d, "sp", "bench sp")
+        os.chmod(key, 0o644)   # children run as www-data
+        self.sp = {"entity_id": SP_ENTITY_ID, "key_file": key, "cert_file": cert,
+                   "idp_metadata": [self.idp.metadata_path]}
+
+    def mint(self, acs_url, **kw):
+        return self.idp.mint(SP_ENTITY_ID, acs_url,
+                             assertion_id=rsp_testidp.random_id(), **kw)
+
+    def close(self):
+        self.rc.close()
+        self.redis.stop()
+
+
+# -- instructions: one httpd -X under callgrind --------------------------------
+
+class Callgrind:
+    def __init__(self, setup, module, workdir, threads):
+        self.setup = setup
+        self.dir = harness.make_dir(os.path.join(workdir, "callgrind"))
+        os.chmod(self.dir, 0o777)
+        self.h = harness.Httpd(os.path.join(workdir, "cg-httpd"), "cg-httpd",
+                               modules=[("replay_sp_module", module)],
+                               threads=threads, start_servers=1,
+                               body=harness.sp_conf_body(setup.redis.url, setup.sp)
+                               + '<Location "/static">\n    AuthType None\n'
+                               '    Require all granted\n</Location>\n')
+        self.h.write_file("static/index.html", "<html>static</html>\n")
+        self.h.write_file("app/page.html", "<html>page</html>\n")
+        self.proc = None
+        self.dumps = 0
+
+    def start(self):
+        self.h.write_config()
+        self.out = os.path.join(self.dir, "cg.out")
+        # Collected inside ap_process_async_request only, one dump after
+        # each: every dump is one request's cost, whatever the MPM's other
+        # threads do meanwhile, and no debugger interface is needed.
+        self.proc = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + self.out,
+             "--collect-atstart=no", "--toggle-collect=" + REQUEST_FN,
+             "--dump-after=" + REQUEST_FN,
+             harness.APACHE2, "-X", "-f", self.h.conf_path],
+            env=harness.httpd_env(), cwd=self.h.root, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.dir, "valgrind.log"), "w"))
+        harness.wait_for(lambda: harness.port_open(self.h.port) or self.proc.poll() is not None,
+                         VALGRIND_START_TIMEOUT, interval=0.5, what="httpd under callgrind")
+        if self.proc.poll() is not None:
+            raise harness.HarnessError("httpd under callgrind exited: see %s" % self.dir)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+
+    def _dump_total(self, number):
+        path = "%s.%d" % (self.out, number)
+        harness.wait_for(lambda: os.path.exists(path), 60, what="callgrind dump " + path)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith(("totals:", "summary:")):
+                        return int(line.split()[1])
+            time.sleep(0.1)
+        raise harness.HarnessError("no totals in " + path)
+
+    def request(self, method, url, **kw):
+        """Every request to this httpd goes through here: one dump each."""
+        import requests
+        kw.setdefault("allow_redirects", False)
+        kw.setdefault("timeout", 120)
+        try:
+            return requests.request(method, url, **kw)
+        finally:
+            self.dumps += 1
+
+    def measure(self, op, n):
+        """(instructions per op, store commands per op) over n calls of op."""
+        before = redis_calls(self.setup.rc)
+        first = self.dumps + 1
+        for _ in range(n):
+            op()
+        after = redis_calls(self.setup.rc)
+        total = sum(self._dump_total(i) for i in range(first, self.dumps + 1))
+        delta = calls_delta(before, after)
+        return total / n, {k: v / n for k, v in delta.items()}
+
+
+def section_instructions(setup, module, workdir, quick):
+    n = 3 if quick else 10
+    cg = Callgrind(setup, module, workdir, threads=2)
+    base = cg.h.base_url
+    acs = base + "/saml/acs"
+    results = []
+
+    def post(b64, relay=None, expect=303):
+        data = {"SAMLResponse": b64}
+        if relay:
+            data["RelayState"] = relay
+        r = cg.request("POST", acs, data=data)
+        if r.status_code != expect:
+            raise harness.HarnessError("ACS answered %d, not %d" % (r.status_code, expect))
+        return r
+
+    def get(path, expect=200, cookie=None):
+        headers = {"Cookie": "%s=%s" % (harness.COOKIE_NAME, cookie)} if cookie else {}
+        r = cg.request("GET", base + path, headers=headers)
+        if r.status_code != expect:
+            raise harness.HarnessError("GET %s answered %d, not %d" % (path, r.status_code, expect))
+        return r
+
+    def login():
+        """An SP-initiated sign-in's first step; (request ID, RelayState)."""
+        import urllib.parse
+        r = get("/saml/login", expect=302)
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(r.headers["Location"]).query)
+        req_id, _ = rsp_testidp.parse_redirect_authn_request(q["SAMLRequest"][0])
+        return req_id, q["RelayState"][0]
+
+    both = [setup.mint(acs) for _ in range(n + 2)]
+    one = [setup.mint(acs, sign_response=False) for _ in range(n + 1)]
+    cg.start()
+    try:
+        # The very first sign-in: whatever a worker still builds on first use.
+        results.append(("first sign-in after start",
+                        cg.measure(lambda: post(both.pop()), 1)))
+        get("/static/index.html")
+        results.append(("static GET", cg.measure(lambda: get("/static/index.html"), n)))
+        post(both.pop())
+        results.append(("unsolicited sign-in, Response+Assertion signed",
+                        cg.measure(lambda: post(both.pop()), n)))
+        post(one.pop())
+        results.append(("unsolicited sign-in, Assertion signed",
+                        cg.measure(lambda: post(one.pop()), n)))
+        pending = []
+        results.append(("SP-initiated: login GET",
+                        cg.measure(lambda: pending.append(login()), n)))
+        answers = [(setup.mint(acs, in_response_to=rid), relay) for rid, relay in pending]
+        results.append(("SP-initiated: ACS POST",
+                        cg.measure(lambda: post(*answers.pop()), n)))
+        cookie = harness.session_cookie(post(setup.mint(acs)))[0]
+        results.append(("protected GET with a session",
+                        cg.measure(lambda: get("/app/page.html", cookie=cookie), n)))
+    finally:
+        cg.stop()
+    say("")
+    say("== instructions per request (callgrind, inside %s; httpd -X, Redis)", REQUEST_FN)
+    say("%-50s %12s   %s", "operation", "instructions", "Redis commands per operation")
+    for name, (ins, calls) in results:
+        say("%-50s %10.2f M   %s", name, ins / 1e6,
+            " ".join("%s=%g" % kv for kv in sorted(calls.items())) or "-")
+
+
+# -- the fleet: throughput, wall time, CPU --------------------------------------
+
+def proc_cpu(pids):
+    """utime+stime in seconds of these processes and their children (live)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    wanted = set(pids)
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        if pid in wanted or ppid in wanted:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def burst(urls, items, fn):
+    """Run fn(url, item) for every item on CLIENTS threads; (seconds, walls)."""
+    walls, lock = [], threading.Lock()
+    it = iter(list(enumerate(items)))
+    errors = []
+
+    def worker():
+        while True:
+            with lock:
+                try:
+                    i, item = next(it)
+                except StopIteration:
+                    return
+            t0 = time.perf_counter()
+            try:
+                fn(urls[i % len(urls)], item)
+            except Exception as e:   # reported after the burst
+                errors.append(e)
+                return
+            with lock:
+                walls.append(time.perf_counter() - t0)
+    threads = [threading.Thread(target=worker) for _ in range(CLIENTS)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - t0, walls
+
+
+def pct(values, p):
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))]
+
+
+def section_fleet(setup, module, workdir, quick):
+    import requests
+    f = harness.Fleet(os.path.join(workdir, "fleet"), module=module,
+                      store_url=setup.redis.url, sp=setup.sp, threads=32)
+    per = 10 if quick else 40
+    rows = []
+    f.start()
+    try:
+        acs = f.acs_url
+        pids = [h.pid() for h in f.replicas]
+        redis_pid = [setup.redis.pid]
+
+        def signin(url, b64):
+            r = requests.post(url, data={"SAMLResponse": b64}, allow_redirects=False,
+                              timeout=60)
+            if r.status_code != 303:
+                raise harness.HarnessError("sign-in answered %d" % r.status_code)
+
+        def run(label, n):
+            items = [setup.mint(acs) for _ in range(n)]
+            c0, r0 = proc_cpu(pids), proc_cpu(redis_pid)
+            secs, walls = burst([acs], items, signin)
+            c1, r1 = proc_cpu(pids), proc_cpu(redis_pid)
+            rows.append((label, n / secs, statistics.median(walls) * 1e3,
+                         pct(walls, 99) * 1e3, (c1 - c0) / n * 1e3, (r1 - r0) / n * 1e3))
+
+        run("first burst after start", CLIENTS * per)
+        run("steady state", CLIENTS * per)
+        run("steady state (again)", CLIENTS * per)
+
+        cookie = harness.session_cookie(requests.post(
+            acs, data={"SAMLResponse": setup.mint(acs)}, allow_redirects=False, timeout=60))[0]
+        page = f.public + "/app/page.html"
+
+        def protected(url, _):
+            r = requests.get(url, headers={"Cookie": "%s=%s" % (harness.COOKIE_NAME, cookie)},
+                             allow_redirects=False, timeout=60)
+            if r.status_code != 200:
+                raise harness.HarnessError("protected page answered %d" % r.status_code)
+        n = CLIENTS * per * 5
+        secs, walls = burst([page], range(n), protected)
+    finally:
+        f.stop()
+    say("")
+    say("== fleet: 3 replicas behind a balancer, Redis, %d concurrent clients", CLIENTS)
+    say("%-26s %10s %9s %9s %14s %14s", "burst", "sign-ins/s", "p50 ms", "p99 ms",
+        "httpd CPU ms", "Redis CPU ms")
+    for label, rate, p50, p99, cpu, rcpu in rows:
+        say("%-26s %10.0f %9.1f %9.1f %14.2f %14.3f", label, rate, p50, p99, cpu, rcpu)
+    say("protected requests/s with a session: %.0f (p50 %.1f ms, p99 %.1f ms)",
+        n / secs, statistics.median(walls) * 1e3, pct(walls, 99) * 1e3)
+    say("(CPU per sign-in: replicas' processes, balancer excluded; wall time through the balancer)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=("instructions", "fleet"), action="append")
+    ap.add_argument("--quick", action="store_true", help="fewer operations per figure")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the work directory (callgrind's dumps: one per request, "
+                    "for callgrind_annotate)")
+    args = ap.parse_args()
+    sections = args.only or ["instructions", "fleet"]
+    module = harness.module_path()
+    workdir = harness.make_workdir("rsp-bench-")
+    say("mod_replay_sp benchmark: module %s", module)
+    setup = Setup(workdir)
+    try:
+        if "instructions" in sections:
+            section_instructions(setup, module, workdir, args.quick)
+        if "fleet" in sections:
+            section_fleet(setup, module, workdir, args.quick)
+    finally:
+        setup.close()
+        if args.keep:
+            say("work directory kept: %s", workdir)
+        else:
+            harness.rmtree_quiet(workdir)
+
+
+if __name__ == "__main__":
+    main()
