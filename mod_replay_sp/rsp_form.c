@@ -13,26 +13,34 @@ static int hexval(int c)
          : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* In place; 0 on a bad escape or an escaped NUL. */
+/* In place; 0 on a bad escape or an escaped NUL. Runs without '%' or '+'
+ * (most of a base64 value) are found by strcspn and moved whole. */
 static int unescape(char *s)
 {
     char *o = s;
 
-    for (; *s; s++) {
+    for (;;) {
+        apr_size_t run = strcspn(s, "%+");
+        if (o != s) {
+            memmove(o, s, run);
+        }
+        o += run;
+        s += run;
+        if (*s == '\0') {
+            break;
+        }
         if (*s == '+') {
             *o++ = ' ';
+            s++;
         }
-        else if (*s == '%') {
+        else {
             int hi = hexval((unsigned char)s[1]);
             int lo = hi < 0 ? -1 : hexval((unsigned char)s[2]);
             if (lo < 0 || (hi | lo) == 0) {
                 return 0;
             }
             *o++ = (char)(hi << 4 | lo);
-            s += 2;
-        }
-        else {
-            *o++ = *s;
+            s += 3;
         }
     }
     *o = '\0';

@@ -846,27 +846,6 @@ void rsp_saml_server_free(rsp_lasso_server_t *server)
     }
 }
 
-/* Strict base64 (no whitespace): the decoded length, or -1. */
-int rsp_saml_strict_b64(const char *s)
-{
-    apr_size_t n = strlen(s), i, pad = 0;
-
-    if (n == 0 || n % 4 != 0) {
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '=' && i >= n - 2) {
-            pad++;
-        }
-        else if (pad || !((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
-                          || (c >= '0' && c <= '9') || c == '+' || c == '/')) {
-            return -1;
-        }
-    }
-    return (int)(n / 4 * 3 - pad);
-}
-
 /* The check= name of a Lasso error. */
 const char *rsp_saml_check_of(int rc)
 {

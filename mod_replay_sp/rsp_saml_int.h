@@ -8,9 +8,6 @@ typedef struct {
     int len;
 } der_t;
 
-/* Strict base64 (no whitespace): the decoded length, or -1. */
-int rsp_saml_strict_b64(const char *s);
-
 /* The check= name of a Lasso error code. */
 const char *rsp_saml_check_of(int rc);
 

@@ -42,6 +42,7 @@
 #include "rsp_saml.h"
 #include "rsp_metadata.h"
 #include "rsp_saml_int.h"
+#include "rsp_util.h"
 #include "rsp_saml_shape.h"
 
 
@@ -236,7 +237,9 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
     const EVP_MD *md = redirect_md(m->sig_alg);
     apr_array_header_t *certs = NULL;
     unsigned char *sig;
-    int i, siglen;
+    char *sigtext;
+    apr_size_t siglen;
+    int i;
 
     *weak = NULL;
     if (md == EVP_sha1() && !rsp_saml_sha1_allowed(sp, idp)) {
@@ -260,11 +263,10 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
         return apr_psprintf(p, "no signing certificate for %s in its metadata",
                             idp);
     }
-    if (rsp_saml_strict_b64(m->signature) < 0) {
+    if (rsp_b64_decode(p, m->signature, 0, &sigtext, &siglen) < 0) {
         return "Signature is not base64";
     }
-    sig = apr_palloc(p, (apr_size_t)apr_base64_decode_len(m->signature));
-    siglen = apr_base64_decode_binary(sig, m->signature);
+    sig = (unsigned char *)sigtext;
     for (i = 0; i < certs->nelts; i++) {
         const der_t *d = &APR_ARRAY_IDX(certs, i, der_t);
         const unsigned char *q = d->der;

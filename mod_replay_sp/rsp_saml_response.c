@@ -42,6 +42,7 @@
 #include "rsp_saml.h"
 #include "rsp_metadata.h"
 #include "rsp_saml_int.h"
+#include "rsp_util.h"
 #include "rsp_saml_shape.h"
 
 
@@ -54,30 +55,25 @@ static const char *check_base64(apr_pool_t *p, const char *b64,
                                 const char **xml, apr_size_t *len)
 {
     const char *c;
-    char *clean, *o, *dec;
-    int declen;
+    char *dec;
+    apr_size_t declen;
 
-    clean = o = apr_palloc(p, strlen(b64) + 1);
-    for (c = b64; *c; c++) {
-        if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
-            *o++ = *c;
-        }
-    }
-    *o = '\0';
-    if (rsp_saml_strict_b64(clean) < 0) {
+    if (rsp_b64_decode(p, b64, 1, &dec, &declen) < 0) {
         return "not base64 (bad character, length or padding)";
     }
-    dec = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean) + 1);
-    declen = apr_base64_decode_binary((unsigned char *)dec, clean);
-    dec[declen > 0 ? declen : 0] = '\0';
     for (c = dec; c < dec + declen && (*c == ' ' || *c == '\t' || *c == '\r'
                                       || *c == '\n'); c++)
         ;
     if (c >= dec + declen || *c != '<') {
         return "decoded data is not XML";
     }
+    /* Lasso reads the text up to its first NUL, our checks the whole
+     * length: they must read the same bytes (XML has no NUL anyway). */
+    if (memchr(dec, '\0', declen)) {
+        return "decoded data contains a NUL byte";
+    }
     *xml = dec;
-    *len = (apr_size_t)declen;
+    *len = declen;
     return NULL;
 }
 
@@ -211,6 +207,7 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     if (!login) {
         REFUSE("lasso", "cannot create a Lasso login");
     }
+    /* base64: Lasso refuses an XML POST message as another profile. */
     rc = lasso_login_process_authn_response_msg(login, (gchar *)b64);
     if (rc == LASSO_PROFILE_ERROR_MISSING_ASSERTION && shape.encrypted) {
         /* The one assertion was encrypted and Lasso has none: no key of

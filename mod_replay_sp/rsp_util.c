@@ -34,6 +34,82 @@ const char *rsp_b64url(apr_pool_t *p, const unsigned char *buf, apr_size_t len)
     return out;
 }
 
+#define B64_SPACE 64
+#define B64_PAD 65
+#define B64_BAD 66
+
+static const unsigned char b64_value[256] = {
+#define BAD4 B64_BAD, B64_BAD, B64_BAD, B64_BAD
+#define BAD16 BAD4, BAD4, BAD4, BAD4
+    /* 0x00 */ B64_BAD, B64_BAD, B64_BAD, B64_BAD, B64_BAD, B64_BAD, B64_BAD,
+    B64_BAD, B64_BAD, B64_SPACE, B64_SPACE, B64_BAD, B64_BAD, B64_SPACE,
+    B64_BAD, B64_BAD,
+    /* 0x10 */ BAD16,
+    /* 0x20 */ B64_SPACE, B64_BAD, B64_BAD, B64_BAD, B64_BAD, B64_BAD, B64_BAD,
+    B64_BAD, B64_BAD, B64_BAD, B64_BAD, 62, B64_BAD, B64_BAD, B64_BAD, 63,
+    /* 0x30 */ 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, B64_BAD, B64_BAD,
+    B64_BAD, B64_PAD, B64_BAD, B64_BAD,
+    /* 0x40 */ B64_BAD, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    /* 0x50 */ 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, B64_BAD, B64_BAD,
+    B64_BAD, B64_BAD, B64_BAD,
+    /* 0x60 */ B64_BAD, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38,
+    39, 40,
+    /* 0x70 */ 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, B64_BAD, B64_BAD,
+    B64_BAD, B64_BAD, B64_BAD,
+    /* 0x80 - 0xff */ BAD16, BAD16, BAD16, BAD16, BAD16, BAD16, BAD16, BAD16
+#undef BAD16
+#undef BAD4
+};
+
+int rsp_b64_decode(apr_pool_t *p, const char *s, int skip_space,
+                   char **out, apr_size_t *outlen)
+{
+    const unsigned char *c = (const unsigned char *)s;
+    unsigned char *o, *start;
+    apr_uint32_t acc = 0;
+    apr_size_t n = 0, pad = 0;
+
+    start = o = apr_palloc(p, strlen(s) / 4 * 3 + 3);
+    for (; *c; c++) {
+        unsigned v = b64_value[*c];
+        if (v < 64) {
+            if (pad) {
+                return -1; /* data after '=' */
+            }
+            acc = acc << 6 | v;
+            if ((++n & 3) == 0) {
+                *o++ = (unsigned char)(acc >> 16);
+                *o++ = (unsigned char)(acc >> 8);
+                *o++ = (unsigned char)acc;
+                acc = 0;
+            }
+        }
+        else if (v == B64_PAD) {
+            if (++pad > 2) {
+                return -1;
+            }
+            n++;
+        }
+        else if (v != B64_SPACE || !skip_space) {
+            return -1;
+        }
+    }
+    if (n == 0 || (n & 3) != 0) {
+        return -1;
+    }
+    if (pad == 2) {
+        *o++ = (unsigned char)(acc >> 4);
+    }
+    else if (pad == 1) {
+        *o++ = (unsigned char)(acc >> 10);
+        *o++ = (unsigned char)(acc >> 2);
+    }
+    *o = '\0';
+    *out = (char *)start;
+    *outlen = (apr_size_t)(o - start);
+    return 0;
+}
+
 const char *rsp_sha256_b64url(apr_pool_t *p, const void *data, apr_size_t len)
 {
     unsigned char md[EVP_MAX_MD_SIZE];

@@ -11,6 +11,14 @@
 /* base64url without padding of len bytes. */
 const char *rsp_b64url(apr_pool_t *p, const unsigned char *buf, apr_size_t len);
 
+/* Strict standard base64, decoded in one pass: the characters A-Z a-z
+ * 0-9 + /, a length that is a multiple of 4, at most two '=' and only at
+ * the end; ASCII whitespace (space, tab, CR, LF) is skipped when
+ * skip_space, refused otherwise. *out is NUL-terminated (the NUL is not
+ * counted in *outlen). -1 when s is not such base64 (or empty), else 0. */
+int rsp_b64_decode(apr_pool_t *p, const char *s, int skip_space,
+                   char **out, apr_size_t *outlen);
+
 /* base64url(SHA-256(data)) : 43 characters. */
 const char *rsp_sha256_b64url(apr_pool_t *p, const void *data, apr_size_t len);
 

@@ -28,6 +28,11 @@ START_TEST(test_values)
     /* a name is matched whole, not as a prefix */
     ck_assert_ptr_null(value("ab=1", "a", &why));
     ck_assert_ptr_null(value("", "a", &why));
+    /* escapes at the start, the end, next to each other, runs between */
+    ck_assert_str_eq(value("v=%2Babc%2F%2F+d+%3D", "v", &why), "+abc// d =");
+    ck_assert_str_eq(value("v=+", "v", &why), " ");
+    ck_assert_str_eq(value("v=%41%42%43&w=1", "v", &why), "ABC");
+    ck_assert_str_eq(value("v=abcdefgh", "v", &why), "abcdefgh");
 }
 END_TEST
 
@@ -43,6 +48,12 @@ START_TEST(test_refusals)
     ck_assert_ptr_nonnull(why);
     ck_assert_ptr_null(value("a=x%00y", "a", &why));
     ck_assert_ptr_nonnull(why);
+    ck_assert_ptr_null(value("a=abc%", "a", &why));
+    ck_assert_str_eq(why, "bad escape in a");
+    ck_assert_ptr_null(value("a=abc%2", "a", &why));
+    ck_assert_str_eq(why, "bad escape in a");
+    ck_assert_ptr_null(value("a=+%g0", "a", &why));
+    ck_assert_str_eq(why, "bad escape in a");
     ck_assert_ptr_null(rsp_record_field(pool, "v=1&r=a&r=b", "r"));
 }
 END_TEST

@@ -54,6 +54,64 @@ START_TEST(test_b64url_vectors)
 }
 END_TEST
 
+START_TEST(test_b64_decode_vectors)
+{
+    static const struct { const char *in; const char *out; apr_size_t len; } ok[] = {
+        { "Zg==", "f", 1 }, { "Zm8=", "fo", 2 }, { "Zm9v", "foo", 3 },
+        { "Zm9vYg==", "foob", 4 }, { "Zm9vYmE=", "fooba", 5 },
+        { "Zm9vYmFy", "foobar", 6 }, { "+/+/", "\xfb\xff\xbf", 3 },
+        { "AAAA", "\0\0\0", 3 },
+    };
+    char *out;
+    apr_size_t len, i;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        ck_assert_int_eq(rsp_b64_decode(pool, ok[i].in, 0, &out, &len), 0);
+        ck_assert_uint_eq(len, ok[i].len);
+        ck_assert(memcmp(out, ok[i].out, len) == 0);
+        ck_assert_int_eq(out[len], '\0');
+    }
+}
+END_TEST
+
+START_TEST(test_b64_decode_space)
+{
+    char *out;
+    apr_size_t len;
+
+    ck_assert_int_eq(rsp_b64_decode(pool, " Zm9v\r\nYmFy\t", 1, &out, &len), 0);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_str_eq(out, "foobar");
+    ck_assert_int_eq(rsp_b64_decode(pool, "Zm9v Zg==", 1, &out, &len), 0);
+    ck_assert_str_eq(out, "foof");
+    /* whitespace after the padding is still only whitespace */
+    ck_assert_int_eq(rsp_b64_decode(pool, "Zg==\n", 1, &out, &len), 0);
+    /* refused where not skipped */
+    ck_assert_int_eq(rsp_b64_decode(pool, "Zm9v Zg==", 0, &out, &len), -1);
+    ck_assert_int_eq(rsp_b64_decode(pool, "Zg==\n", 0, &out, &len), -1);
+    /* other whitespace-like bytes are not skipped */
+    ck_assert_int_eq(rsp_b64_decode(pool, "Zm9v\vZg==", 1, &out, &len), -1);
+    ck_assert_int_eq(rsp_b64_decode(pool, "Zm9v\fZg==", 1, &out, &len), -1);
+}
+END_TEST
+
+START_TEST(test_b64_decode_refuses)
+{
+    static const char *bad[] = {
+        "", "   ", "Zg", "Zg=", "Zm9", "Zm9vY", "Zg===", "Z===", "====",
+        "Zg==Zg==", "Zm=v", "=Zm9", "Zm9v-_==", "Zm9v.A==", "Zm9v\x80A==",
+        "Zm9vYmFy=", "Zm9vYmFy====",
+    };
+    char *out = NULL;
+    apr_size_t len = 0, i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(rsp_b64_decode(pool, bad[i], 1, &out, &len) == -1,
+                      "accepted: %s", bad[i]);
+    }
+}
+END_TEST
+
 START_TEST(test_sha256_b64url_known)
 {
     const char *h = rsp_sha256_b64url(pool, "abc", 3);
@@ -717,6 +775,9 @@ static Suite *util_suite(void)
     tc = tcase_create("hash");
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_b64url_vectors);
+    tcase_add_test(tc, test_b64_decode_vectors);
+    tcase_add_test(tc, test_b64_decode_space);
+    tcase_add_test(tc, test_b64_decode_refuses);
     tcase_add_test(tc, test_sha256_b64url_known);
     tcase_add_test(tc, test_session_key_known_answer);
     tcase_add_test(tc, test_short_hash);
