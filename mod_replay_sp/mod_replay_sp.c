@@ -1,6 +1,8 @@
 /* mod_replay_sp: module definition, start-up checks, per-child set-up,
  * hooks and the helpers the endpoint files share. */
 #include <dlfcn.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -199,55 +201,45 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return rsp_monitor_post_config(pconf, ptemp, s);
 }
 
-/* A slot for one worker's Lasso server. The server is built on first use,
- * outside the pool's lock (apr_reslist runs constructors under it, and a
- * build takes tens of milliseconds: a burst of first sign-ins would queue). */
-typedef struct {
-    rsp_lasso_server_t *server;
-} server_slot_t;
-
+/* One worker's Lasso server. All are built in child_init, one per
+ * thread, before any request: building one parses keys and metadata
+ * (milliseconds), which no request should wait for. */
 static apr_status_t server_ctor(void **res, void *params, apr_pool_t *p)
 {
-    *res = apr_pcalloc(p, sizeof(server_slot_t));
+    rsp_sp_conf_t *sp = params;
+    rsp_lasso_server_t *server;
+    const char *err;
+
+    if (rsp_saml_server_new(&server, &sp->def, &err) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, NULL, RSP_LOGNO(01012)
+                     "SP %s: cannot build a Lasso server: %s",
+                     sp->def.entity_id, err);
+        return APR_EGENERAL;
+    }
+    RSP_COUNT(lasso_servers_built);
+    *res = server;
     return APR_SUCCESS;
 }
 
 static apr_status_t server_dtor(void *res, void *params, apr_pool_t *p)
 {
-    rsp_saml_server_free(((server_slot_t *)res)->server);
+    rsp_saml_server_free(res);
     return APR_SUCCESS;
 }
 
 apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
                                    void **slot, rsp_lasso_server_t **server)
 {
-    server_slot_t *s;
-    const char *err;
-    apr_status_t rv;
+    apr_status_t rv = sp->servers ? apr_reslist_acquire(sp->servers, slot)
+                                  : APR_EGENERAL;
 
-    if (!sp->servers) {
-        rv = APR_EGENERAL;
-    }
-    else {
-        rv = apr_reslist_acquire(sp->servers, slot);
-    }
     if (rv != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RSP_LOGNO(01017)
                       "no Lasso server available for SP %s",
                       sp->def.entity_id);
         return rv;
     }
-    s = *slot;
-    if (!s->server
-        && rsp_saml_server_new(&s->server, &sp->def, &err) != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01012)
-                      "SP %s: cannot build a Lasso server: %s",
-                      sp->def.entity_id, err);
-        s->server = NULL;
-        apr_reslist_release(sp->servers, s);
-        return APR_EGENERAL;
-    }
-    *server = s->server;
+    *server = *slot;
     return APR_SUCCESS;
 }
 
@@ -256,8 +248,30 @@ void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot)
     apr_reslist_release(sp->servers, slot);
 }
 
-/* Per child, after fork: store connections and Lasso servers, sized for
- * the MPM's threads, made lazily on first use. */
+/* Per child, after fork: store connections (made on first use) and
+ * Lasso servers (built now), sized for the MPM's threads. */
+/* What a child does once rather than on its first requests. */
+static void warm_child(apr_pool_t *pchild)
+{
+    const char *token;
+
+    /* glibc's localtime() stats /etc/localtime on every call while TZ is
+     * unset, and Lasso formats a time for each of its (discarded) debug
+     * lines: the same zone, named, is read once. Children only, before
+     * their threads start. */
+    if (!getenv("TZ")) {
+        setenv("TZ", ":/etc/localtime", 0);
+        tzset();
+    }
+    /* OpenSSL instantiates its random generator on first use (millions of
+     * instructions): before the first session ID rather than in it. */
+    if (rsp_random_token(&token, pchild, 16) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, NULL, RSP_LOGNO(01043)
+                     "the system's random generator failed: sessions cannot "
+                     "be issued");
+    }
+}
+
 static void rsp_child_init(apr_pool_t *pchild, server_rec *s)
 {
     server_rec *vs;
@@ -265,6 +279,7 @@ static void rsp_child_init(apr_pool_t *pchild, server_rec *s)
     int threads = 1, i;
     apr_status_t rv;
 
+    warm_child(pchild);
     if (ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) != APR_SUCCESS
         || threads < 1) {
         threads = 1;
@@ -282,7 +297,8 @@ static void rsp_child_init(apr_pool_t *pchild, server_rec *s)
         }
         for (i = 0; i < sc->sps->nelts; i++) {
             rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
-            rv = apr_reslist_create(&sp->servers, 0, threads, threads, 0,
+            /* min = max = threads: all built now, none later */
+            rv = apr_reslist_create(&sp->servers, threads, threads, threads, 0,
                                     server_ctor, server_dtor, sp, pchild);
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, rv, vs, RSP_LOGNO(01014)

@@ -17,7 +17,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01043 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01044 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -231,6 +231,7 @@ typedef struct {
     apr_uint32_t replays_refused;
     apr_uint32_t store_errors;
     apr_uint32_t fail_open;
+    apr_uint32_t lasso_servers_built;   /* in child_init, one per thread */
     apr_uint32_t latency[RSP_LATENCY_BUCKETS];
     apr_uint32_t latency_sum_us_lo;     /* sum of claim latencies (wraps) */
     volatile apr_int64_t claim_expiry_max; /* latest expiry of a claim, us */

@@ -32,6 +32,9 @@ static int snapshot(metric_t *m, const rsp_shared_t *sh)
     METRIC("replay_sp_store_errors_total", "counter",
            "Store operations that gave no verdict (requests failed closed).",
            sh->store_errors);
+    METRIC("replay_sp_lasso_servers_built_total", "counter",
+           "Lasso servers built (one per worker thread, when a child starts).",
+           sh->lasso_servers_built);
     METRIC("replay_sp_fail_open_total", "counter",
            "Sign-ins accepted without a claim (ReplaySPOnStoreFailure open).",
            sh->fail_open);

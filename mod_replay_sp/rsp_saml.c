@@ -637,6 +637,72 @@ static apr_array_header_t *idp_public_keys(apr_pool_t *p,
     return out;
 }
 
+/* What every server of an SP is built from, parsed once per load: PEM
+ * parsing through OpenSSL 3's decoders costs millions of instructions a
+ * key, and Lasso copies (xmlSecKeyDuplicate) what it is given. Only read
+ * while servers are built. */
+struct rsp_saml_keys {
+    LassoKey *signing;           /* NULL for a guard */
+    apr_array_header_t *idp;     /* per IdP: apr_array_header_t of LassoKey * */
+};
+
+static apr_status_t keys_free(void *data)
+{
+    struct rsp_saml_keys *k = data;
+    int i, j;
+
+    if (k->signing) {
+        g_object_unref(k->signing);
+    }
+    for (i = 0; k->idp && i < k->idp->nelts; i++) {
+        apr_array_header_t *a = APR_ARRAY_IDX(k->idp, i, apr_array_header_t *);
+        for (j = 0; j < a->nelts; j++) {
+            g_object_unref(APR_ARRAY_IDX(a, j, LassoKey *));
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static LassoKey *key_from_pem(const char *pem)
+{
+    return lasso_key_new_for_signature_from_memory(
+        pem, strlen(pem), NULL, LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
+}
+
+static apr_status_t keys_load(const struct rsp_saml_keys **out, apr_pool_t *p,
+                              const rsp_saml_sp_t *sp, const char **err)
+{
+    struct rsp_saml_keys *k = apr_pcalloc(p, sizeof(*k));
+    int i, j;
+
+    k->idp = apr_array_make(p, sp->idp_keys->nelts ? sp->idp_keys->nelts : 1,
+                            sizeof(apr_array_header_t *));
+    apr_pool_cleanup_register(p, k, keys_free, apr_pool_cleanup_null);
+    if (sp->key_pem && !(k->signing = key_from_pem(sp->key_pem))) {
+        *err = "Lasso cannot load the signing key";
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < sp->idp_keys->nelts; i++) {
+        const apr_array_header_t *pems =
+            APR_ARRAY_IDX(sp->idp_keys, i, apr_array_header_t *);
+        apr_array_header_t *a = apr_array_make(p, pems->nelts ? pems->nelts : 1,
+                                               sizeof(LassoKey *));
+        APR_ARRAY_PUSH(k->idp, apr_array_header_t *) = a;
+        for (j = 0; j < pems->nelts; j++) {
+            LassoKey *key = key_from_pem(APR_ARRAY_IDX(pems, j, const char *));
+            if (!key) {
+                *err = apr_psprintf(p, "Lasso cannot load signing key %d of "
+                                    "IdP %s", j + 1,
+                                    APR_ARRAY_IDX(sp->idp_ids, i, const char *));
+                return APR_EGENERAL;
+            }
+            APR_ARRAY_PUSH(a, LassoKey *) = key;
+        }
+    }
+    *out = k;
+    return APR_SUCCESS;
+}
+
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                               rsp_sp_input_t *input, const char **err)
 {
@@ -725,8 +791,11 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             return APR_EINVAL;
         }
     }
-    /* Build one server now so that what a worker will do is proven here. */
     *input = RSP_SP_INPUT_OTHER;
+    if ((rv = keys_load(&sp->keys, p, sp, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    /* Build one server now so that what a worker will do is proven here. */
     if ((rv = rsp_saml_server_new(&server, sp, err)) != APR_SUCCESS) {
         return rv;
     }
@@ -735,13 +804,14 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
 }
 
 /* One IdP for our server: its metadata without keys, its signing keys as
- * bare keys, and our signing key for what we send it, loaded once. */
+ * bare keys (copies of the loaded ones), and our signing key for what we
+ * send it. */
 static int add_idp(LassoServer *server, const char *md,
+                   const apr_array_header_t *pems,
                    const apr_array_header_t *keys, LassoKey *signing)
 {
     LassoProvider *prov = lasso_provider_new_from_buffer(
-        LASSO_PROVIDER_ROLE_IDP, md,
-        keys->nelts ? APR_ARRAY_IDX(keys, 0, const char *) : NULL, NULL);
+        LASSO_PROVIDER_ROLE_IDP, md, NULL, NULL);
     int i, rc = 0;
 
     if (!prov || !prov->ProviderID) {
@@ -752,15 +822,15 @@ static int add_idp(LassoServer *server, const char *md,
         rc = LASSO_SERVER_ERROR_ADD_PROVIDER_PROTOCOL_MISMATCH;
         goto done;
     }
-    for (i = 1; i < keys->nelts && rc == 0; i++) {
-        const char *pem = APR_ARRAY_IDX(keys, i, const char *);
-        LassoKey *k = lasso_key_new_for_signature_from_memory(
-            pem, strlen(pem), NULL, LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
-        rc = k ? lasso_provider_add_key(prov, k, TRUE)
-               : LASSO_DS_ERROR_PUBLIC_KEY_LOAD_FAILED;
-        if (k) {
-            g_object_unref(k);
-        }
+    for (i = 0; i < keys->nelts && rc == 0; i++) {
+        rc = lasso_provider_add_key(prov, APR_ARRAY_IDX(keys, i, LassoKey *),
+                                    TRUE);
+    }
+    /* Lasso hands out a provider's keys only when the provider names a
+     * public key of its own (or has KeyDescriptors): the first one, the
+     * very text it would have loaded, already loaded. */
+    if (rc == 0 && pems->nelts) {
+        lasso_assign_string(prov->public_key, APR_ARRAY_IDX(pems, 0, const char *));
     }
     if (rc == 0 && signing) {
         rc = lasso_provider_set_server_signing_key(prov, signing);
@@ -779,7 +849,6 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err)
 {
     LassoServer *server;
-    LassoKey *signing = NULL;
     int i, rc;
 
     /* No certificate: given one, Lasso hands it to xmlsec as a file name
@@ -794,22 +863,11 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
         return APR_EGENERAL;
     }
     /* Lasso's default is RSA-SHA1: the messages we sign (AuthnRequests
-     * when asked for, logout messages) use RSA-SHA256. The key is parsed
-     * here, once, and given to every IdP as the key that signs what we
-     * send it; server->private_key stays for Lasso's paths that name no
-     * IdP (Lasso would parse it again on each of them). */
+     * when asked for, logout messages) use RSA-SHA256. Every IdP is
+     * given the loaded key to sign what we send it; server->private_key
+     * stays for Lasso's paths that name no IdP (which parse it again). */
     server->signature_method = LASSO_SIGNATURE_METHOD_RSA_SHA256;
     lasso_assign_string(server->private_key, sp->key_pem);
-    if (sp->key_pem) {
-        signing = lasso_key_new_for_signature_from_memory(
-            sp->key_pem, strlen(sp->key_pem), NULL,
-            LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
-        if (!signing) {
-            *err = "Lasso cannot load our signing key";
-            g_object_unref(server);
-            return APR_EGENERAL;
-        }
-    }
     for (i = 0; i < sp->dec_keys->nelts; i++) {
         rc = lasso_server_set_encryption_private_key_with_password(
             server, APR_ARRAY_IDX(sp->dec_keys, i, const char *), NULL);
@@ -820,21 +878,16 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
     for (i = 0; i < sp->idp_metadata->nelts; i++) {
         rc = add_idp(server, APR_ARRAY_IDX(sp->idp_metadata, i, const char *),
                      APR_ARRAY_IDX(sp->idp_keys, i, apr_array_header_t *),
-                     signing);
+                     APR_ARRAY_IDX(sp->keys->idp, i, apr_array_header_t *),
+                     sp->keys->signing);
         if (rc != 0) {
             goto fail;
         }
-    }
-    if (signing) {
-        g_object_unref(signing);
     }
     *out = server;
     return APR_SUCCESS;
 fail:
     *err = lasso_strerror(rc);
-    if (signing) {
-        g_object_unref(signing);
-    }
     g_object_unref(server);
     return APR_EGENERAL;
 }

@@ -44,6 +44,8 @@ typedef struct {
     apr_array_header_t *idp_ids;      /* const char *, same order */
     apr_array_header_t *idp_certs;    /* signing certificates (opaque), same order */
     apr_array_header_t *idp_keys;     /* their public keys (PEM), same order */
+    const struct rsp_saml_keys *keys; /* those and the signing key, loaded
+                                       * once: what servers are built from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
                                        * decrypts, tried in this order */
     const char *dec_names;            /* those keys, by the SHA-256
@@ -79,7 +81,9 @@ typedef enum {
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                               rsp_sp_input_t *input, const char **err);
 
-/* A new LassoServer for sp (each thread uses its own: nothing shared). */
+/* A new LassoServer for a loaded sp (each thread uses its own: nothing
+ * shared). Parses no signing key: only the decryption keys (Lasso has no
+ * way to be given them parsed). */
 apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err);
 void rsp_saml_server_free(rsp_lasso_server_t *server);

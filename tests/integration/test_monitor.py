@@ -272,6 +272,23 @@ def test_status_counters_equal_what_happened(watched, idps):
     assert "mod_replay_sp" in html
 
 
+def test_lasso_servers_built_when_the_child_starts(watched, idps):
+    """One child of 4 threads (MinSpareThreads 1: no second child for a
+    sequential client): its 4 Lasso servers are built before the first
+    request, and no sign-in, login or logout builds another."""
+    w = watched(extra="MinSpareThreads 1")
+    assert w.metrics()["replay_sp_lasso_servers_built_total"] == 4
+    for _ in range(6):
+        r = w.sign_in(idps["idp1"])
+        assert r.status_code == 303
+        cookie = harness.session_cookie(r)[0]
+        assert harness.get(w.h.base_url + "/index.html", cookie=cookie).status_code == 200
+        assert harness.get(w.h.base_url + harness.ENDPOINT + "/login").status_code == 302
+        assert harness.get(w.h.base_url + harness.ENDPOINT + "/logout",
+                           cookie=cookie).status_code in (302, 303)
+    assert w.metrics()["replay_sp_lasso_servers_built_total"] == 4
+
+
 @pytest.mark.expect_log("RSP01025")
 def test_fail_open_accepts_without_a_claim_and_says_so(watched, idps):
     """ReplaySPOnStoreFailure open: a store user that may write sessions
