@@ -192,21 +192,22 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
  * came with relay_state: single use (a claim on the request ID). Returns
  * OK with *pending set; HTTP_BAD_REQUEST (logged) when the request is
  * unknown, expired, used, or not for this IdP/SP/RelayState; or the
- * fail-closed answer when the store fails. */
+ * fail-closed answer when the store fails. prefetched (optional): the
+ * request's record already read (*prefetched NULL: it was absent). */
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
                         rsp_pending_kind_t kind, const char *request_id,
                         const char *issuer, const char *relay_state,
-                        rsp_pending_t **pending);
+                        const char *const *prefetched, rsp_pending_t **pending);
 
 /* ---- logout (mod_replay_sp_logout.c) ---- */
 
-/* Record a new session in the logout index (by IdP + NameID +
- * SessionIndex, and by IdP + NameID), so that an IdP's LogoutRequest
- * finds it on any replica. */
-apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
-                                  const char *issuer, const char *name_id,
-                                  const char *session_index,
-                                  const char *session_hash, const char **err);
+/* The two writes that record a new session in the logout index (by IdP
+ * + NameID + SessionIndex, and by IdP + NameID), so that an IdP's
+ * LogoutRequest finds it on any replica. */
+void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,
+                             const char *issuer, const char *name_id,
+                             const char *session_index,
+                             const char *session_hash, rsp_write_t w[2]);
 int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc);
 /* Read a pending request without consuming it (NULL if absent). */

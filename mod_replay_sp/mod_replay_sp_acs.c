@@ -96,6 +96,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_check_params_t cp;
     rsp_assertion_t *a;
     rsp_session_t sess;
+    rsp_write_t writes[3];
     apr_int64_t lifetime_ms;
     apr_time_t now;
     apr_status_t rv;
@@ -177,8 +178,14 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
+    /* A solicited response's pending request is read in the claim's round
+     * trip; it is consumed only once the claim is won. */
     rsp_signin_claim(&claim, r->pool, st, rsp_cfg_prefix(sc), a, replica,
-                     rsp_session_hash(r->pool, sid), now);
+                     rsp_session_hash(r->pool, sid), now,
+                     a->in_response_to
+                         ? rsp_pending_key(r->pool, rsp_cfg_prefix(sc),
+                                           RSP_PENDING_LOGIN, a->in_response_to)
+                         : NULL);
     if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
         return rc;
     }
@@ -207,7 +214,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         rsp_pending_t *pd = NULL;
         if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGIN,
                                       a->in_response_to, a->issuer, relay,
-                                      &pd)) != OK) {
+                                      &claim.also, &pd)) != OK) {
             return rc;
         }
         target = pd->return_to;
@@ -227,15 +234,19 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     sess.attributes = a->attributes;
     sess.created = now;
     sess.expires = now + lifetime_ms * 1000;
-    /* Indexed for the IdP's logout first: a session is never stored
-     * where a LogoutRequest could not find it. */
-    rv = rsp_logout_index_add(r, dc, a->issuer, a->name_id, a->session_index,
-                              rsp_session_hash(r->pool, sid), &err);
-    if (rv == APR_SUCCESS) {
-        const char *enc = rsp_session_encode(r->pool, &sess);
-        rv = rsp_store_put(st, r->pool, skey, enc, strlen(enc), lifetime_ms,
-                           &err);
-    }
+    /* The logout index and the session in one round trip, in this order
+     * (the server runs them in order: the index entries exist before the
+     * session does). If any write fails the sign-in fails, and a session
+     * written after a failed index write is named by no cookie: it is
+     * never used, and expires. */
+    rsp_logout_index_writes(r, dc, a->issuer, a->name_id, a->session_index,
+                            rsp_session_hash(r->pool, sid), writes);
+    writes[2].kind = RSP_WRITE_PUT;
+    writes[2].key = skey;
+    writes[2].value = rsp_session_encode(r->pool, &sess);
+    writes[2].len = strlen(writes[2].value);
+    writes[2].ttl_ms = lifetime_ms;
+    rv = rsp_store_write_many(st, r->pool, writes, 3, &err);
     if (rv != APR_SUCCESS) {
         const char *err2 = NULL;
         RSP_COUNT(store_errors);

@@ -190,7 +190,7 @@ rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
                         rsp_pending_kind_t kind, const char *request_id,
                         const char *issuer, const char *relay_state,
-                        rsp_pending_t **pending)
+                        const char *const *prefetched, rsp_pending_t **pending)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
@@ -205,10 +205,13 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     if (!st) {
         return rsp_unavailable(r);
     }
-    if (rsp_store_get(st, r->pool,
-                      rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
-                                      request_id), &val,
-                      &len, &err) != APR_SUCCESS) {
+    if (prefetched) {
+        val = *prefetched;
+    }
+    else if (rsp_store_get(st, r->pool,
+                           rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                           request_id), &val,
+                           &len, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
                       "%s refused, store unavailable (fail closed): "
@@ -263,28 +266,25 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     return OK;
 }
 
-apr_status_t rsp_logout_index_add(request_rec *r, rsp_dir_cfg_t *dc,
-                                  const char *issuer, const char *name_id,
-                                  const char *session_index,
-                                  const char *session_hash, const char **err)
+void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,
+                             const char *issuer, const char *name_id,
+                             const char *session_index,
+                             const char *session_hash, rsp_write_t w[2])
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    /* The longest any session of this SP can live: the same TTL for every
-     * append, so the entry's expiry only ever moves forward. */
-    apr_int64_t ttl_ms = rsp_cfg_session_lifetime(dc) * 1000;
-    apr_status_t rv;
+    int i;
 
-    rv = rsp_store_append(sc->store, r->pool,
-                          rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
-                                               name_id, session_index ?
-                                               session_index : ""),
-                          session_hash, ttl_ms, err);
-    if (rv == APR_SUCCESS) {
-        rv = rsp_store_append(sc->store, r->pool,
-                              rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
-                                                   name_id, NULL),
-                              session_hash, ttl_ms, err);
+    for (i = 0; i < 2; i++) {
+        w[i].kind = RSP_WRITE_APPEND;
+        w[i].value = session_hash;
+        w[i].len = strlen(session_hash);
+        /* The longest any session of this SP can live: the same TTL for
+         * every append, so the entry's expiry only ever moves forward. */
+        w[i].ttl_ms = rsp_cfg_session_lifetime(dc) * 1000;
     }
-    return rv;
+    w[0].key = rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
+                                    name_id, session_index ? session_index : "");
+    w[1].key = rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
+                                    name_id, NULL);
 }

@@ -33,13 +33,18 @@ typedef struct {
     rsp_claim_rec_t taker;
     int taker_known;
     const char *error;            /* NO_VERDICT: the store's words */
+    /* WON or TAKEN, when also_key was given: its value, read in the
+     * claim's round trip (NULL: absent) */
+    const char *also;
 } rsp_claim_result_t;
 
 /* Claim a's (issuer, ID) under prefix, recording replica, now and
- * session_hash (NULL: none, e.g. the guard). */
+ * session_hash (NULL: none, e.g. the guard). also_key (optional) is read
+ * in the same round trip (the pending request a solicited response
+ * answers); a store failure on it is NO_VERDICT like the claim's own. */
 void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *prefix, const rsp_assertion_t *a,
                       const char *replica, const char *session_hash,
-                      apr_time_t now);
+                      apr_time_t now, const char *also_key);
 
 #endif

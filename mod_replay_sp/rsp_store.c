@@ -23,3 +23,51 @@ apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,
     *out = st;
     return APR_SUCCESS;
 }
+
+apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
+                                  rsp_claim_read_t *c, const char **err)
+{
+    apr_size_t len;
+    apr_status_t rv;
+
+    c->won = 0;
+    c->holder = c->also = NULL;
+    c->also_len = 0;
+    if (st->ops->claim_read) {
+        return st->ops->claim_read(st, p, c, err);
+    }
+    rv = rsp_store_claim(st, p, c->key, c->value, c->ttl_ms, &c->won, err);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (!c->won) {
+        const char *e = NULL;
+        /* Never part of the verdict: an unreadable holder stays unknown. */
+        if (rsp_store_get(st, p, c->key, &c->holder, &len, &e) != APR_SUCCESS) {
+            c->holder = NULL;
+        }
+    }
+    if (c->also_key) {
+        rv = rsp_store_get(st, p, c->also_key, &c->also, &c->also_len, err);
+    }
+    return rv;
+}
+
+apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
+                                  const rsp_write_t *w, int n,
+                                  const char **err)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    if (st->ops->write_many) {
+        return st->ops->write_many(st, p, w, n, err);
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        rv = w[i].kind == RSP_WRITE_PUT
+            ? rsp_store_put(st, p, w[i].key, w[i].value, w[i].len,
+                            w[i].ttl_ms, err)
+            : rsp_store_append(st, p, w[i].key, w[i].value, w[i].ttl_ms, err);
+    }
+    return rv;
+}

@@ -14,6 +14,36 @@
 
 typedef struct rsp_store_t rsp_store_t;
 
+/* A claim with the reads that go with it, in one round trip where the
+ * backend can (Redis: pipelined). The claim is the same create-if-absent
+ * as rsp_store_claim, its reply the verdict; the reads come after it and
+ * are never part of the verdict. */
+typedef struct {
+    const char *key;          /* in: the claim */
+    const char *value;
+    apr_int64_t ttl_ms;
+    const char *also_key;     /* in, optional: another key to read */
+    int won;                  /* out */
+    const char *holder;       /* out, when lost: the record that holds the
+                               * key (NULL: gone again, or unreadable) */
+    const char *also;         /* out: also_key's value (NULL: absent) */
+    apr_size_t also_len;
+} rsp_claim_read_t;
+
+/* One write of a batch. */
+typedef enum {
+    RSP_WRITE_PUT = 1,        /* like rsp_store_put */
+    RSP_WRITE_APPEND          /* like rsp_store_append (value: the item) */
+} rsp_write_kind_t;
+
+typedef struct {
+    rsp_write_kind_t kind;
+    const char *key;
+    const char *value;
+    apr_size_t len;           /* RSP_WRITE_PUT */
+    apr_int64_t ttl_ms;
+} rsp_write_t;
+
 typedef struct {
     const char *name;
     /* Per child, after fork: connection pool of up to max_conns. */
@@ -45,6 +75,15 @@ typedef struct {
      * tools; the sign-in path never needs it. */
     apr_status_t (*ttl)(rsp_store_t *st, apr_pool_t *p, const char *key,
                         apr_int64_t *ttl_ms, const char **err);
+    /* The claim and its reads (see rsp_claim_read_t); NULL: the generic
+     * one (a claim, then a read after a lost claim, then also_key). */
+    apr_status_t (*claim_read)(rsp_store_t *st, apr_pool_t *p,
+                               rsp_claim_read_t *c, const char **err);
+    /* n writes, in one round trip where the backend can (Redis:
+     * pipelined); every one is attempted, and APR_SUCCESS means all of
+     * them were done. NULL: one after the other. */
+    apr_status_t (*write_many)(rsp_store_t *st, apr_pool_t *p,
+                               const rsp_write_t *w, int n, const char **err);
     /* Server statistics as text: Redis INFO [section]; memcached
      * "stats [section]" of each server in blocks "server host:port", a
      * server that did not answer as a block with a line "error <why>"
@@ -59,6 +98,15 @@ struct rsp_store_t {
     apr_interval_time_t timeout;  /* connect and per-command bound */
     void *impl;                   /* backend state, per child */
 };
+
+/* rsp_store_ops_t.claim_read, or the generic one. */
+apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
+                                  rsp_claim_read_t *c, const char **err);
+/* rsp_store_ops_t.write_many, or one write after the other (stopping at
+ * the first failure). */
+apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
+                                  const rsp_write_t *w, int n,
+                                  const char **err);
 
 /* Build a store for url (no connection yet). */
 apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,

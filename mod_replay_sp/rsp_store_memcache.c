@@ -669,5 +669,7 @@ const rsp_store_ops_t rsp_store_memcache_ops = {
     mc_del_if_equal,
     mc_append,
     mc_ttl,
+    NULL,   /* claim_read: the generic one */
+    NULL,   /* write_many: one after the other */
     mc_info,
 };

@@ -8,7 +8,10 @@
  * answer. A claim is one SET NX PX round trip. */
 #include <poll.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <openssl/evp.h>
 
 #include <apr_reslist.h>
 #include <apr_strings.h>
@@ -23,6 +26,7 @@ typedef struct {
 
 typedef struct {
     apr_reslist_t *slots;
+    char append_sha[41];     /* SHA-1 of append_lua, hex: for EVALSHA */
 } redis_impl_t;
 
 static apr_status_t slot_make(void **res, void *params, apr_pool_t *p)
@@ -42,6 +46,31 @@ static apr_status_t slot_free(void *res, void *params, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+/* APPEND, then make the expiry at least ARGV[2] ms (PTTL is -1 for the
+ * fresh key): one atomic step on the server. */
+static const char append_lua[] =
+    "redis.call('APPEND', KEYS[1], ARGV[1]) "
+    "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then "
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 1";
+
+/* What EVALSHA names a script by. */
+static void sha1_hex(char out[41], const char *script)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0, i;
+
+    if (EVP_Digest(script, strlen(script), md, &len, EVP_sha1(), NULL) != 1
+        || len != 20) {
+        abort(); /* allocation failure inside OpenSSL */
+    }
+    for (i = 0; i < 20; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[40] = '\0';
+}
+
 static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
                                      int max_conns)
 {
@@ -58,6 +87,7 @@ static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
     }
     /* Waiting for a free connection is bounded like everything else. */
     apr_reslist_timeout_set(impl->slots, st->timeout);
+    sha1_hex(impl->append_sha, append_lua);
     st->impl = impl;
     return APR_SUCCESS;
 }
@@ -79,23 +109,16 @@ static void drop(slot_t *s)
     }
 }
 
-/* Send one command and read its whole reply within st->timeout from now.
- * NULL on a transport error or a timeout: *err says which (naming the
- * store) and the connection is dropped, since its state is unknown. */
-static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
-                           const char **err, const char *fmt, ...)
+/* Write the commands appended to s->c and read their n replies, all
+ * within st->timeout from now. On a transport error or a timeout *err
+ * says which (naming the store), the replies read so far are freed and
+ * the connection is dropped, since its state is unknown. */
+static apr_status_t exchange(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                             int n, redisReply **out, const char **err)
 {
     apr_time_t deadline = apr_time_now() + st->timeout;
-    void *reply = NULL;
-    va_list ap;
-    int done = 0, rc;
+    int done = 0, got = 0, rc = 0, i;
 
-    va_start(ap, fmt);
-    rc = redisvAppendCommand(s->c, fmt, ap);
-    va_end(ap);
-    if (rc != REDIS_OK) {
-        goto failed;
-    }
     while (!done) {
         if ((rc = rsp_io_wait(s->c->fd, POLLOUT, deadline)) != 0) {
             goto waited;
@@ -104,12 +127,14 @@ static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
             goto failed;
         }
     }
-    for (;;) {
+    while (got < n) {
+        void *reply = NULL;
         if (redisGetReplyFromReader(s->c, &reply) != REDIS_OK) {
             goto failed;
         }
         if (reply) {
-            return reply;
+            out[got++] = reply;
+            continue;
         }
         if ((rc = rsp_io_wait(s->c->fd, POLLIN, deadline)) != 0) {
             goto waited;
@@ -118,19 +143,44 @@ static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
             goto failed;
         }
     }
+    return APR_SUCCESS;
 waited:
     *err = rc == APR_TIMEUP
         ? apr_psprintf(p, "%s: no complete reply within %" APR_TIME_T_FMT
                        " ms (timeout)", st->url->display,
                        apr_time_as_msec(st->timeout))
         : apr_psprintf(p, "%s: poll: %s", st->url->display, strerror(rc));
-    drop(s);
-    return NULL;
+    goto dropped;
 failed:
     *err = apr_psprintf(p, "%s: %s", st->url->display,
                         s->c->errstr[0] ? s->c->errstr : "I/O error");
+dropped:
+    for (i = 0; i < got; i++) {
+        freeReplyObject(out[i]);
+    }
     drop(s);
-    return NULL;
+    return APR_EGENERAL;
+}
+
+/* Send one command and read its whole reply within st->timeout from now.
+ * NULL on a transport error or a timeout (see exchange). */
+static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                           const char **err, const char *fmt, ...)
+{
+    redisReply *reply = NULL;
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = redisvAppendCommand(s->c, fmt, ap);
+    va_end(ap);
+    if (rc != REDIS_OK) {
+        *err = apr_psprintf(p, "%s: %s", st->url->display,
+                            s->c->errstr[0] ? s->c->errstr : "cannot format");
+        drop(s);
+        return NULL;
+    }
+    return exchange(st, s, p, 1, &reply, err) == APR_SUCCESS ? reply : NULL;
 }
 
 /* Run a setup command on a fresh connection; expect a status reply. */
@@ -410,12 +460,6 @@ static apr_status_t redis_del_if_equal(rsp_store_t *st, apr_pool_t *p,
     return rv;
 }
 
-/* APPEND, then make the expiry at least ARGV[2] ms (PTTL is -1 for the
- * fresh key): one atomic step on the server. */
-static const char append_lua[] =
-    "redis.call('APPEND', KEYS[1], ARGV[1]) "
-    "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then "
-    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 1";
 
 static apr_status_t redis_append(rsp_store_t *st, apr_pool_t *p,
                                  const char *key, const char *item,
@@ -441,6 +485,173 @@ static apr_status_t redis_append(rsp_store_t *st, apr_pool_t *p,
         else {
             rv = unexpected(st, s, p, r, err);
         }
+    }
+    release(st, s);
+    return rv;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
+}
+
+/* SET NX PX (the verdict), GET of the claim key, and GET of also_key:
+ * pipelined, one round trip. */
+static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
+                                     rsp_claim_read_t *c, const char **err)
+{
+    redisReply *r[3];
+    slot_t *s;
+    apr_status_t rv;
+    int n = c->also_key ? 3 : 2, i;
+
+    if (c->ttl_ms < 1) {
+        *err = "claim TTL must be positive";
+        return APR_EINVAL;
+    }
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (redisAppendCommand(s->c, "SET %s %s NX PX %lld", c->key, c->value,
+                           (long long)c->ttl_ms) != REDIS_OK
+        || redisAppendCommand(s->c, "GET %s", c->key) != REDIS_OK
+        || (c->also_key
+            && redisAppendCommand(s->c, "GET %s", c->also_key) != REDIS_OK)) {
+        *err = apr_psprintf(p, "%s: cannot format the claim", st->url->display);
+        drop(s);
+        release(st, s);
+        return APR_EGENERAL;
+    }
+    if ((rv = exchange(st, s, p, n, r, err)) != APR_SUCCESS) {
+        release(st, s);
+        return rv;
+    }
+    /* The verdict: the SET's reply, and nothing else. */
+    if (r[0]->type == REDIS_REPLY_STATUS && !strcmp(r[0]->str, "OK")) {
+        c->won = 1;
+    }
+    else if (r[0]->type == REDIS_REPLY_NIL) {
+        c->won = 0;
+    }
+    else if (r[0]->type == REDIS_REPLY_ERROR) {
+        *err = apr_psprintf(p, "%s: %s", st->url->display, r[0]->str);
+        rv = APR_EGENERAL;
+    }
+    else {
+        *err = apr_psprintf(p, "%s: unexpected reply type %d to the claim",
+                            st->url->display, r[0]->type);
+        drop(s);
+        rv = APR_EGENERAL;
+    }
+    if (rv == APR_SUCCESS && !c->won && r[1]->type == REDIS_REPLY_STRING) {
+        c->holder = apr_pstrmemdup(p, r[1]->str, r[1]->len);
+    }
+    if (rv == APR_SUCCESS && c->also_key) {
+        if (r[2]->type == REDIS_REPLY_STRING) {
+            c->also = apr_pstrmemdup(p, r[2]->str, r[2]->len);
+            c->also_len = r[2]->len;
+        }
+        else if (r[2]->type == REDIS_REPLY_ERROR) {
+            *err = apr_psprintf(p, "%s: %s", st->url->display, r[2]->str);
+            rv = APR_EGENERAL;
+        }
+        else if (r[2]->type != REDIS_REPLY_NIL) {
+            *err = apr_psprintf(p, "%s: unexpected reply type %d",
+                                st->url->display, r[2]->type);
+            drop(s);
+            rv = APR_EGENERAL;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        freeReplyObject(r[i]);
+    }
+    release(st, s);
+    return rv;
+}
+
+#define MAX_WRITES 8
+
+/* Every write pipelined: one round trip (a second one only for appends
+ * whose script the server no longer has, e.g. after SCRIPT FLUSH). */
+static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
+                                     const rsp_write_t *w, int n,
+                                     const char **err)
+{
+    redis_impl_t *impl = st->impl;
+    redisReply *r[MAX_WRITES];
+    slot_t *s;
+    apr_status_t rv;
+    int i, rc = REDIS_OK;
+
+    if (n < 1 || n > MAX_WRITES) {
+        *err = "write_many: 1 to 8 writes";
+        return APR_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        if (w[i].ttl_ms < 1) {
+            *err = "TTL must be positive";
+            return APR_EINVAL;
+        }
+    }
+    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < n && rc == REDIS_OK; i++) {
+        rc = w[i].kind == RSP_WRITE_PUT
+            ? redisAppendCommand(s->c, "SET %s %b PX %lld", w[i].key,
+                                 w[i].value, w[i].len, (long long)w[i].ttl_ms)
+            : redisAppendCommand(s->c, "EVALSHA %s 1 %s %s %lld",
+                                 impl->append_sha, w[i].key,
+                                 apr_pstrcat(p, " ", w[i].value, NULL),
+                                 (long long)w[i].ttl_ms);
+    }
+    if (rc != REDIS_OK) {
+        *err = apr_psprintf(p, "%s: cannot format the writes", st->url->display);
+        drop(s);
+        release(st, s);
+        return APR_EGENERAL;
+    }
+    if ((rv = exchange(st, s, p, n, r, err)) != APR_SUCCESS) {
+        release(st, s);
+        return rv;
+    }
+    for (i = 0; i < n; i++) {
+        redisReply *x = r[i], *again = NULL;
+        if (w[i].kind == RSP_WRITE_APPEND && is_noscript(x) && s->c) {
+            again = command(st, s, p, err, "EVAL %s 1 %s %s %lld", append_lua,
+                            w[i].key, apr_pstrcat(p, " ", w[i].value, NULL),
+                            (long long)w[i].ttl_ms);
+            if (!again) {
+                rv = APR_EGENERAL; /* *err set, connection dropped */
+                continue;
+            }
+            x = again;
+        }
+        else if (!s->c) {
+            continue; /* dropped: rv and *err already say why */
+        }
+        if (x->type == REDIS_REPLY_ERROR) {
+            if (rv == APR_SUCCESS) {
+                *err = apr_psprintf(p, "%s: %s", st->url->display, x->str);
+            }
+            rv = APR_EGENERAL;
+        }
+        else if (w[i].kind == RSP_WRITE_PUT
+                 ? !(x->type == REDIS_REPLY_STATUS && !strcmp(x->str, "OK"))
+                 : x->type != REDIS_REPLY_INTEGER) {
+            if (rv == APR_SUCCESS) {
+                *err = apr_psprintf(p, "%s: unexpected reply type %d",
+                                    st->url->display, x->type);
+            }
+            rv = APR_EGENERAL;
+            drop(s);
+        }
+        if (again) {
+            freeReplyObject(again);
+        }
+    }
+    for (i = 0; i < n; i++) {
+        freeReplyObject(r[i]);
     }
     release(st, s);
     return rv;
@@ -481,5 +692,7 @@ const rsp_store_ops_t rsp_store_redis_ops = {
     redis_del_if_equal,
     redis_append,
     redis_ttl,
+    redis_claim_read,
+    redis_write_many,
     redis_info,
 };

@@ -354,6 +354,89 @@ class RedisClient(LineClient):
         return out
 
 
+class RoundTripCounter:
+    """A TCP relay on 127.0.0.1 in front of a store that counts round
+    trips: a round trip starts with the client's first bytes after the
+    server last answered (pipelined commands written together are one).
+    ``count`` is the total over every connection; ``url_for(scheme)`` the
+    address to give the module. Threads are daemons, every wait bounded."""
+
+    BUF = 65536
+
+    def __init__(self, upstream_port, upstream_host="127.0.0.1"):
+        self.upstream = (upstream_host, upstream_port)
+        self.count = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self._sock.settimeout(0.2)
+        self.port = self._sock.getsockname()[1]
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
+
+    def _accept(self):
+        while not self._stop.is_set():
+            try:
+                client, _ = self._sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            t = threading.Thread(target=self._relay, args=(client,), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _relay(self, client):
+        import select
+        try:
+            server = socket.create_connection(self.upstream, timeout=5)
+        except OSError:
+            client.close()
+            return
+        answered = True     # the next client bytes start a round trip
+        try:
+            while not self._stop.is_set():
+                ready, _, _ = select.select([client, server], [], [], 0.2)
+                for s in ready:
+                    data = s.recv(self.BUF)
+                    if not data:
+                        return
+                    if s is client:
+                        if answered:
+                            with self._lock:
+                                self.count += 1
+                            answered = False
+                        server.sendall(data)
+                    else:
+                        answered = True
+                        client.sendall(data)
+        except OSError:
+            return
+        finally:
+            client.close()
+            server.close()
+
+    def settled(self, quiet=0.3, timeout=5.0):
+        """The count once nothing has moved for ``quiet`` seconds."""
+        deadline = time.monotonic() + timeout
+        last = self.count
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            if self.count == last:
+                return last
+            last = self.count
+        return self.count
+
+    def close(self):
+        self._stop.set()
+        self._sock.close()
+        for t in self._threads:
+            t.join(2)
+
+
 class RedisServer:
     """redis-server on 127.0.0.1:<free port> plus a unix socket, in its own
     directory; started as our child, stopped by PID."""

@@ -802,3 +802,87 @@ void check_append(rsp_store_t *st)
                       "thread %d's last item missing", i);
     }
 }
+
+void check_claim_read(rsp_store_t *st)
+{
+    rsp_claim_read_t c;
+    const char *err = NULL;
+    apr_size_t len;
+
+    /* Won: no holder; the other key is absent. */
+    memset(&c, 0, sizeof(c));
+    c.key = "cr:k";
+    c.value = "mine";
+    c.ttl_ms = 60000;
+    c.also_key = "cr:other";
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_int_eq(c.won, 1);
+    ck_assert_ptr_null(c.holder);
+    ck_assert_ptr_null(c.also);
+    ck_assert_str_eq(get_ok(st, "cr:k", &len), "mine");
+    /* Lost: the holder's record, never overwritten; the other key read. */
+    put_ok(st, "cr:other", "pending", 7, 60000);
+    memset(&c, 0, sizeof(c));
+    c.key = "cr:k";
+    c.value = "theirs";
+    c.ttl_ms = 60000;
+    c.also_key = "cr:other";
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_int_eq(c.won, 0);
+    ck_assert_str_eq(c.holder, "mine");
+    ck_assert_str_eq(c.also, "pending");
+    ck_assert_uint_eq(c.also_len, 7);
+    ck_assert_str_eq(get_ok(st, "cr:k", &len), "mine");
+    /* Without another key. */
+    memset(&c, 0, sizeof(c));
+    c.key = "cr:k2";
+    c.value = "v";
+    c.ttl_ms = 60000;
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_int_eq(c.won, 1);
+    ck_assert_ptr_null(c.also);
+    /* A non-positive TTL is refused and claims nothing. */
+    memset(&c, 0, sizeof(c));
+    c.key = "cr:k3";
+    c.value = "v";
+    c.ttl_ms = 0;
+    err = NULL;
+    ck_assert_int_ne(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_msg(err && *err, "no error text");
+    ck_assert_ptr_null(get_ok(st, "cr:k3", &len));
+}
+
+void check_write_many(rsp_store_t *st)
+{
+    rsp_write_t w[3];
+    const char *err = NULL;
+    apr_size_t len;
+
+    memset(w, 0, sizeof(w));
+    w[0].kind = RSP_WRITE_APPEND;
+    w[0].key = "wm:idx";
+    w[0].value = "a";
+    w[0].ttl_ms = 60000;
+    w[1] = w[0];
+    w[1].value = "bb";
+    w[2].kind = RSP_WRITE_PUT;
+    w[2].key = "wm:s";
+    w[2].value = "session\0bytes";
+    w[2].len = 13;
+    w[2].ttl_ms = 60000;
+    ck_assert_int_eq(rsp_store_write_many(st, pool, w, 3, &err), APR_SUCCESS);
+    ck_assert_str_eq(get_ok(st, "wm:idx", &len), " a bb");
+    ck_assert_str_eq(get_ok(st, "wm:s", &len), "session");
+    ck_assert_uint_eq(len, 13);
+    /* Again: appended to, put replaced. */
+    w[2].value = "other";
+    w[2].len = 5;
+    ck_assert_int_eq(rsp_store_write_many(st, pool, w, 3, &err), APR_SUCCESS);
+    ck_assert_str_eq(get_ok(st, "wm:idx", &len), " a bb a bb");
+    ck_assert_str_eq(get_ok(st, "wm:s", &len), "other");
+    /* A non-positive TTL anywhere: refused. */
+    w[1].ttl_ms = 0;
+    err = NULL;
+    ck_assert_int_ne(rsp_store_write_many(st, pool, w, 3, &err), APR_SUCCESS);
+    ck_assert_msg(err && *err, "no error text");
+}

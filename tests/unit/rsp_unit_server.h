@@ -141,6 +141,10 @@ void check_get_absent(rsp_store_t *st);
 /* append: creates, appends in order, refuses a non-positive TTL, and
  * concurrent appends to one key all land (keys x:idx, x:race). */
 void check_append(rsp_store_t *st);
+/* rsp_store_claim_read: won, lost (the holder's record), the other key. */
+void check_claim_read(rsp_store_t *st);
+/* rsp_store_write_many: appends and a put, in one call. */
+void check_write_many(rsp_store_t *st);
 /* put key (TTL), then get: the same bytes. */
 void check_round_trip(rsp_store_t *st, const char *key, const char *value,
                       apr_size_t len);

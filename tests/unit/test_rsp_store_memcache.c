@@ -902,6 +902,22 @@ START_TEST(test_value_limits)
 }
 END_TEST
 
+START_TEST(test_claim_read)
+{
+    rsp_store_t *st = store_ab(T_NORMAL, 4);
+
+    check_claim_read(st);
+}
+END_TEST
+
+START_TEST(test_write_many)
+{
+    rsp_store_t *st = store_ab(T_NORMAL, 4);
+
+    check_write_many(st);
+}
+END_TEST
+
 START_TEST(test_append)
 {
     rsp_store_t *st = store_ab(T_NORMAL, 4);
@@ -1508,6 +1524,8 @@ static Suite *store_memcache_suite(void)
     tcase_add_test(tc, test_value_limits);
     tcase_add_test(tc, test_del_if_equal);
     tcase_add_test(tc, test_append);
+    tcase_add_test(tc, test_claim_read);
+    tcase_add_test(tc, test_write_many);
     tcase_add_test(tc, test_ttl);
     tcase_add_test(tc, test_del_if_equal_cas);
     tcase_add_test(tc, test_info);

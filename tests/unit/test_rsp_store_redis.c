@@ -438,6 +438,50 @@ END_TEST
 
 #define APPEND_CONNS 4
 
+START_TEST(test_claim_read)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL,
+                                 APPEND_CONNS);
+
+    check_claim_read(st);
+}
+END_TEST
+
+START_TEST(test_write_many)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL,
+                                 APPEND_CONNS);
+
+    check_write_many(st);
+}
+END_TEST
+
+START_TEST(test_write_many_after_script_flush)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL,
+                                 APPEND_CONNS);
+    rsp_write_t w;
+    const char *err = NULL;
+    apr_size_t len;
+
+    memset(&w, 0, sizeof(w));
+    w.kind = RSP_WRITE_APPEND;
+    w.key = "wf:idx";
+    w.value = "a";
+    w.ttl_ms = 60000;
+    ck_assert_int_eq(rsp_store_write_many(st, pool, &w, 1, &err), APR_SUCCESS);
+    /* The server forgets the script (SCRIPT FLUSH, a restart): the append
+     * is sent again with the script's text, and lands once. */
+    raw_ok(raw, "SCRIPT FLUSH", raw_cmd(raw, "SCRIPT FLUSH"));
+    w.value = "b";
+    ck_assert_int_eq(rsp_store_write_many(st, pool, &w, 1, &err), APR_SUCCESS);
+    ck_assert_str_eq(get_ok(st, "wf:idx", &len), " a b");
+    ck_assert_int_eq(rsp_store_write_many(st, pool, &w, 1, &err), APR_SUCCESS);
+    ck_assert_str_eq(get_ok(st, "wf:idx", &len), " a b b");
+}
+END_TEST
+
 START_TEST(test_append)
 {
     redisContext *raw = raw_connect();
@@ -1125,6 +1169,9 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_put_overwrites_and_sets_ttl);
     tcase_add_test(tc, test_del_if_equal);
     tcase_add_test(tc, test_append);
+    tcase_add_test(tc, test_claim_read);
+    tcase_add_test(tc, test_write_many);
+    tcase_add_test(tc, test_write_many_after_script_flush);
     tcase_add_test(tc, test_ttl);
     tcase_add_test(tc, test_info);
     tcase_add_test(tc, test_not_initialised);

@@ -99,7 +99,7 @@ START_TEST(test_b64_decode_refuses)
 {
     static const char *bad[] = {
         "", "   ", "Zg", "Zg=", "Zm9", "Zm9vY", "Zg===", "Z===", "====",
-        "Zg==Zg==", "Zm=v", "=Zm9", "Zm9v-_==", "Zm9v.A==", "Zm9v\x80A==",
+        "Zg==Zg==", "Zm=v", "=Zm9", "Zm9v-_==", "Zm9v.A==", "Zm9v\x80" "A==",
         "Zm9vYmFy=", "Zm9vYmFy====",
     };
     char *out = NULL;
