@@ -172,7 +172,12 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
 
     /* 2. Claim: one SET NX PX; the reply is the verdict. */
     replica = rsp_replica(r);
-    if (rsp_random_token(&sid, r->pool, RSP_SESSION_ID_BYTES) != APR_SUCCESS) {
+    /* The session lives where the claim does (several memcached servers:
+     * one server per sign-in). */
+    if (rsp_signin_session_id(&sid, r->pool, st, rsp_cfg_prefix(sc),
+                              rsp_claim_key(r->pool, rsp_cfg_prefix(sc),
+                                            a->issuer, a->id),
+                              RSP_SESSION_ID_BYTES) != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01018)
                       "random generator failed; refusing the sign-in");
         return HTTP_INTERNAL_SERVER_ERROR;
@@ -239,8 +244,10 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
      * session does). If any write fails the sign-in fails, and a session
      * written after a failed index write is named by no cookie: it is
      * never used, and expires. */
+    memset(writes, 0, sizeof(writes));
     rsp_logout_index_writes(r, dc, a->issuer, a->name_id, a->session_index,
                             rsp_session_hash(r->pool, sid), writes);
+    writes[0].home_key = writes[1].home_key = claim.key;
     writes[2].kind = RSP_WRITE_PUT;
     writes[2].key = skey;
     writes[2].value = rsp_session_encode(r->pool, &sess);

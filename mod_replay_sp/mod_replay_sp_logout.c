@@ -70,7 +70,9 @@ static apr_status_t end_session(request_rec *r, rsp_store_t *st,
     return rv;
 }
 
-/* End the sessions one index entry lists, then drop the entry. */
+/* End the sessions one index entry lists, then drop the entry. With
+ * several memcached servers each sign-in's entries live on its claim's
+ * server: every server's copy is read and dropped. */
 static apr_status_t end_indexed(request_rec *r, rsp_store_t *st,
                                 const char *key,
                                 const rsp_logout_request_t *req,
@@ -83,23 +85,32 @@ static apr_status_t end_indexed(request_rec *r, rsp_store_t *st,
     apr_array_header_t *hashes;
     apr_size_t len;
     apr_status_t rv;
-    int i, deleted;
+    int i, server, deleted;
 
-    if ((rv = rsp_store_get(st, r->pool, key, &val, &len, err)) != APR_SUCCESS
-        || !val) {
-        return rv;
-    }
-    hashes = rsp_logout_index_parse(r->pool, val);
-    for (i = 0; i < hashes->nelts; i++) {
-        rv = end_session(r, st, rsp_cfg_prefix(sc),
-                         APR_ARRAY_IDX(hashes, i, const char *), req,
-                         session_index, ended, err);
-        if (rv != APR_SUCCESS) {
+    for (server = 0; server < rsp_store_servers(st); server++) {
+        if ((rv = rsp_store_get_at(st, r->pool, server, key, &val, &len, err))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        if (!val) {
+            continue;
+        }
+        hashes = rsp_logout_index_parse(r->pool, val);
+        for (i = 0; i < hashes->nelts; i++) {
+            rv = end_session(r, st, rsp_cfg_prefix(sc),
+                             APR_ARRAY_IDX(hashes, i, const char *), req,
+                             session_index, ended, err);
+            if (rv != APR_SUCCESS) {
+                return rv;
+            }
+        }
+        /* Entries appended meanwhile keep it (their sessions are newer). */
+        if ((rv = rsp_store_del_if_equal_at(st, r->pool, server, key, val,
+                                            &deleted, err)) != APR_SUCCESS) {
             return rv;
         }
     }
-    /* Entries appended meanwhile keep it (their sessions are newer). */
-    return rsp_store_del_if_equal(st, r->pool, key, val, &deleted, err);
+    return APR_SUCCESS;
 }
 
 /* Read the session this browser holds and delete it from the store.

@@ -198,9 +198,9 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     rsp_store_t *st = rsp_store_of(r);
     const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
     rsp_claim_rec_t use;
+    rsp_claim_read_t uc;
     rsp_pending_t *pd;
     apr_size_t len;
-    int won = 0;
 
     if (!st) {
         return rsp_unavailable(r);
@@ -246,11 +246,14 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     use.claimed = apr_time_now();
     use.session_hash = NULL;
     mark = rsp_claim_encode(r->pool, &use);
-    if (rsp_store_claim(st, r->pool,
-                        rsp_pending_use_key(r->pool, rsp_cfg_prefix(sc),
-                                            request_id), mark,
-                        rsp_cfg_request_lifetime(dc) * 1000, &won, &err)
-        != APR_SUCCESS) {
+    /* The request's use lives with the request (several memcached
+     * servers: one server fewer that a sign-in depends on). */
+    memset(&uc, 0, sizeof(uc));
+    uc.key = rsp_pending_use_key(r->pool, rsp_cfg_prefix(sc), request_id);
+    uc.home_key = rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind, request_id);
+    uc.value = mark;
+    uc.ttl_ms = rsp_cfg_request_lifetime(dc) * 1000;
+    if (rsp_store_claim_read(st, r->pool, &uc, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
                       "%s refused, store unavailable (fail closed): "
@@ -258,7 +261,7 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
                       what, rid, r->useragent_ip, rsp_replica(r), err);
         return rsp_unavailable(r);
     }
-    if (!won) {
+    if (!uc.won) {
         return rsp_refuse_response(r, "request-used", apr_psprintf(
             r->pool, "request %s was already answered", rid));
     }
@@ -275,6 +278,7 @@ void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,
                                              &replay_sp_module);
     int i;
 
+    memset(w, 0, 2 * sizeof(*w));
     for (i = 0; i < 2; i++) {
         w[i].kind = RSP_WRITE_APPEND;
         w[i].value = session_hash;

@@ -45,3 +45,26 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
         out->taker_known = 1;
     }
 }
+
+apr_status_t rsp_signin_session_id(const char **sid, apr_pool_t *p,
+                                   rsp_store_t *st, const char *prefix,
+                                   const char *home_key, apr_size_t nbytes)
+{
+    int n = rsp_store_servers(st), home, tries;
+
+    if (n <= 1) {
+        return rsp_random_token(sid, p, nbytes);
+    }
+    home = rsp_store_home(st, home_key);
+    /* (1 - 1/n)^(64 n) < e^-64: the bound is never reached in practice,
+     * and the last draw is as good an ID, only on another server. */
+    for (tries = 0; tries < 64 * n; tries++) {
+        if (rsp_random_token(sid, p, nbytes) != APR_SUCCESS) {
+            return APR_EGENERAL;
+        }
+        if (rsp_store_home(st, rsp_session_key(p, prefix, *sid)) == home) {
+            break;
+        }
+    }
+    return APR_SUCCESS;
+}

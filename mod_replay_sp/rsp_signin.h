@@ -47,4 +47,15 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *replica, const char *session_hash,
                       apr_time_t now, const char *also_key);
 
+/* A new session ID (nbytes of randomness, base64url) whose session key
+ * under prefix lives on the server that holds home_key: with several
+ * memcached servers a sign-in's records stay with its claim, so that a
+ * server's outage fails the sign-ins whose claims it holds and no others.
+ * Drawn again until it does (about as many draws as servers; the
+ * constraint takes log2(servers) bits of the ID's entropy). APR_EGENERAL
+ * if the random generator fails. */
+apr_status_t rsp_signin_session_id(const char **sid, apr_pool_t *p,
+                                   rsp_store_t *st, const char *prefix,
+                                   const char *home_key, apr_size_t nbytes);
+
 #endif

@@ -36,6 +36,10 @@ apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
     if (st->ops->claim_read) {
         return st->ops->claim_read(st, p, c, err);
     }
+    if (c->home_key && rsp_store_servers(st) > 1) {
+        *err = "this store cannot place a claim by another key";
+        return APR_ENOTIMPL;
+    }
     rv = rsp_store_claim(st, p, c->key, c->value, c->ttl_ms, &c->won, err);
     if (rv != APR_SUCCESS) {
         return rv;
@@ -70,4 +74,35 @@ apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
             : rsp_store_append(st, p, w[i].key, w[i].value, w[i].ttl_ms, err);
     }
     return rv;
+}
+
+int rsp_store_servers(rsp_store_t *st)
+{
+    return st->ops->servers ? st->ops->servers(st) : 1;
+}
+
+int rsp_store_home(rsp_store_t *st, const char *key)
+{
+    return st->ops->home ? st->ops->home(st, key) : 0;
+}
+
+apr_status_t rsp_store_get_at(rsp_store_t *st, apr_pool_t *p, int server,
+                              const char *key, const char **value,
+                              apr_size_t *len, const char **err)
+{
+    if (st->ops->get_at) {
+        return st->ops->get_at(st, p, server, key, value, len, err);
+    }
+    return rsp_store_get(st, p, key, value, len, err);
+}
+
+apr_status_t rsp_store_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
+                                       int server, const char *key,
+                                       const char *value, int *deleted,
+                                       const char **err)
+{
+    if (st->ops->del_if_equal_at) {
+        return st->ops->del_if_equal_at(st, p, server, key, value, deleted, err);
+    }
+    return rsp_store_del_if_equal(st, p, key, value, deleted, err);
 }

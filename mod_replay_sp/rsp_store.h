@@ -23,6 +23,9 @@ typedef struct {
     const char *value;
     apr_int64_t ttl_ms;
     const char *also_key;     /* in, optional: another key to read */
+    const char *home_key;     /* in, optional: claim on the server that
+                               * holds home_key, not on key's own (always
+                               * the same one for a key: never moved) */
     int won;                  /* out */
     const char *holder;       /* out, when lost: the record that holds the
                                * key (NULL: gone again, or unreadable) */
@@ -42,6 +45,10 @@ typedef struct {
     const char *value;
     apr_size_t len;           /* RSP_WRITE_PUT */
     apr_int64_t ttl_ms;
+    /* optional: written on the server that holds home_key rather than on
+     * key's own (a store of several servers keeps a sign-in's records with
+     * its claim; read such keys on every server: rsp_store_get_at) */
+    const char *home_key;
 } rsp_write_t;
 
 typedef struct {
@@ -84,6 +91,17 @@ typedef struct {
      * them were done. NULL: one after the other. */
     apr_status_t (*write_many)(rsp_store_t *st, apr_pool_t *p,
                                const rsp_write_t *w, int n, const char **err);
+    /* A store of several servers (memcached): how many, which one holds
+     * a key, and get / del_if_equal on a given one. NULL: one server. */
+    int (*servers)(rsp_store_t *st);
+    int (*home)(rsp_store_t *st, const char *key);
+    apr_status_t (*get_at)(rsp_store_t *st, apr_pool_t *p, int server,
+                           const char *key, const char **value,
+                           apr_size_t *len, const char **err);
+    apr_status_t (*del_if_equal_at)(rsp_store_t *st, apr_pool_t *p,
+                                    int server, const char *key,
+                                    const char *value, int *deleted,
+                                    const char **err);
     /* Server statistics as text: Redis INFO [section]; memcached
      * "stats [section]" of each server in blocks "server host:port", a
      * server that did not answer as a block with a line "error <why>"
@@ -107,6 +125,19 @@ apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
 apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
                                   const rsp_write_t *w, int n,
                                   const char **err);
+
+/* How many servers (1 unless memcached with several), and which of them
+ * holds key (0..servers-1). */
+int rsp_store_servers(rsp_store_t *st);
+int rsp_store_home(rsp_store_t *st, const char *key);
+/* get and del_if_equal on server number server (see rsp_store_servers). */
+apr_status_t rsp_store_get_at(rsp_store_t *st, apr_pool_t *p, int server,
+                              const char *key, const char **value,
+                              apr_size_t *len, const char **err);
+apr_status_t rsp_store_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
+                                       int server, const char *key,
+                                       const char *value, int *deleted,
+                                       const char **err);
 
 /* Build a store for url (no connection yet). */
 apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,

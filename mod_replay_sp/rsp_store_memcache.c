@@ -8,8 +8,9 @@
  * server that is down, slow or full fails, and the caller fails closed.
  * Every command, connect included, runs against one deadline.
  *
- * Protocol: the text protocol (add, set, get, stats) and the meta commands
- * of memcached >= 1.6 (mg, md) for compare-and-delete. Connections are per
+ * Protocol: the text protocol (add, set, append, get, stats) and the meta
+ * commands of memcached >= 1.6 (mg, md) for expiry and compare-and-delete.
+ * Commands that go together are pipelined: one round trip per server. Connections are per
  * child, pooled per server, reused, and rebuilt after any error. */
 #include <errno.h>
 #include <poll.h>
@@ -401,53 +402,89 @@ static apr_status_t mc_put(rsp_store_t *st, apr_pool_t *p, const char *key,
     return rv;
 }
 
+/* The reply to "get key": VALUE ... data END, or END (absent). */
+static apr_status_t read_get(op_t *op, const char *key, const char **value,
+                             apr_size_t *len)
+{
+    const char *line, *prefix;
+    apr_status_t rv;
+    char *data;
+
+    *value = NULL;
+    *len = 0;
+    if ((rv = read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "END")) {
+        return rv;
+    }
+    prefix = apr_pstrcat(op->p, "VALUE ", key, " ", NULL);
+    if (!strncmp(line, prefix, strlen(prefix))) {
+        unsigned flags;
+        apr_size_t n;
+        char extra;
+        if (sscanf(line + strlen(prefix), "%u %zu%c", &flags, &n, &extra) != 2
+            || n > MC_MAX_VALUE) {
+            return unexpected(op, line);
+        }
+        if ((rv = read_data(op, n, &data)) == APR_SUCCESS
+            && (rv = read_line(op, &line)) == APR_SUCCESS) {
+            if (strcmp(line, "END")) {
+                return unexpected(op, line);
+            }
+            *value = data;
+            *len = n;
+        }
+        return rv;
+    }
+    return unexpected(op, line);
+}
+
+static apr_status_t get_on(rsp_store_t *st, apr_pool_t *p, server_t *sv,
+                           const char *key, const char **value,
+                           apr_size_t *len, const char **err)
+{
+    op_t op;
+    apr_status_t rv;
+    const char *cmd;
+
+    *value = NULL;
+    *len = 0;
+    if ((rv = begin(&op, st, sv, p, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    cmd = apr_pstrcat(p, "get ", key, "\r\n", NULL);
+    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS) {
+        rv = read_get(&op, key, value, len);
+    }
+    end(&op);
+    return rv;
+}
+
 static apr_status_t mc_get(rsp_store_t *st, apr_pool_t *p, const char *key,
                            const char **value, apr_size_t *len,
                            const char **err)
 {
-    op_t op;
     apr_status_t rv;
-    const char *line, *cmd;
-    char *data;
 
-    if ((rv = check_ready(st, err)) != APR_SUCCESS
-        || (rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+    if ((rv = check_ready(st, err)) != APR_SUCCESS) {
         return rv;
     }
-    *value = NULL;
-    *len = 0;
-    cmd = apr_pstrcat(p, "get ", key, "\r\n", NULL);
-    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS
-        && (rv = read_line(&op, &line)) == APR_SUCCESS) {
-        const char *prefix = apr_pstrcat(p, "VALUE ", key, " ", NULL);
-        if (!strcmp(line, "END")) {
-            /* absent */
-        }
-        else if (!strncmp(line, prefix, strlen(prefix))) {
-            unsigned flags;
-            apr_size_t n;
-            char extra;
-            if (sscanf(line + strlen(prefix), "%u %zu%c", &flags, &n, &extra) != 2
-                || n > MC_MAX_VALUE) {
-                rv = unexpected(&op, line);
-            }
-            else if ((rv = read_data(&op, n, &data)) == APR_SUCCESS
-                     && (rv = read_line(&op, &line)) == APR_SUCCESS) {
-                if (strcmp(line, "END")) {
-                    rv = unexpected(&op, line);
-                }
-                else {
-                    *value = data;
-                    *len = n;
-                }
-            }
-        }
-        else {
-            rv = unexpected(&op, line);
-        }
+    return get_on(st, p, server_of(st->impl, key), key, value, len, err);
+}
+
+static apr_status_t mc_get_at(rsp_store_t *st, apr_pool_t *p, int server,
+                              const char *key, const char **value,
+                              apr_size_t *len, const char **err)
+{
+    mc_impl_t *impl = st->impl;
+    apr_status_t rv;
+
+    if ((rv = check_ready(st, err)) != APR_SUCCESS) {
+        return rv;
     }
-    end(&op);
-    return rv;
+    if (server < 0 || server >= impl->n) {
+        *err = "no such memcached server";
+        return APR_EINVAL;
+    }
+    return get_on(st, p, &impl->servers[server], key, value, len, err);
 }
 
 /* mg key t: "HD t<seconds>" (t-1: no expiry) or "EN" (absent). */
@@ -485,17 +522,16 @@ static apr_status_t mc_ttl(rsp_store_t *st, apr_pool_t *p, const char *key,
 
 /* mg key v c, then md key C<cas>: deleted only if the value is still ours
  * and nobody changed it in between. */
-static apr_status_t mc_del_if_equal(rsp_store_t *st, apr_pool_t *p,
-                                    const char *key, const char *value,
-                                    int *deleted, const char **err)
+static apr_status_t del_on(rsp_store_t *st, apr_pool_t *p, server_t *sv,
+                           const char *key, const char *value, int *deleted,
+                           const char **err)
 {
     op_t op;
     apr_status_t rv;
     const char *line, *cmd, *cas = NULL;
     char *data = NULL;
 
-    if ((rv = check_ready(st, err)) != APR_SUCCESS
-        || (rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+    if ((rv = begin(&op, st, sv, p, err)) != APR_SUCCESS) {
         return rv;
     }
     *deleted = 0;
@@ -556,59 +592,332 @@ done:
     return rv;
 }
 
+static apr_status_t mc_del_if_equal(rsp_store_t *st, apr_pool_t *p,
+                                    const char *key, const char *value,
+                                    int *deleted, const char **err)
+{
+    apr_status_t rv;
+
+    *deleted = 0;
+    if ((rv = check_ready(st, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    return del_on(st, p, server_of(st->impl, key), key, value, deleted, err);
+}
+
+static apr_status_t mc_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
+                                       int server, const char *key,
+                                       const char *value, int *deleted,
+                                       const char **err)
+{
+    mc_impl_t *impl = st->impl;
+    apr_status_t rv;
+
+    *deleted = 0;
+    if ((rv = check_ready(st, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (server < 0 || server >= impl->n) {
+        *err = "no such memcached server";
+        return APR_EINVAL;
+    }
+    return del_on(st, p, &impl->servers[server], key, value, deleted, err);
+}
+
 /* "stats" or "stats <section>" of every server, each block introduced by
  * a line "server host:port". A server that cannot answer gets a block
  * with one line "error <why>"; the call fails only if none answers. */
-/* append to an existing item, else add it; then touch it to the expiry
- * (callers give a key the same TTL every time, so touch only extends).
- * A lost race between append and add is retried a bounded number of
- * times. */
+/* ---- pipelines: several commands written at once, replies read in
+ * order; one round trip per server. ---- */
+
+typedef struct {
+    char *data;
+    apr_size_t len, cap;
+} wbuf_t;
+
+static void buf_add(apr_pool_t *p, wbuf_t *b, const void *d, apr_size_t n)
+{
+    if (b->len + n > b->cap) {
+        apr_size_t cap = (b->len + n) * 2 + 256;
+        char *nd = apr_palloc(p, cap);
+        if (b->len) {
+            memcpy(nd, b->data, b->len);
+        }
+        b->data = nd;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, d, n);
+    b->len += n;
+}
+
+static void buf_str(apr_pool_t *p, wbuf_t *b, const char *s)
+{
+    buf_add(p, b, s, strlen(s));
+}
+
+/* "add|set|append key 0 exp len" CRLF data CRLF */
+static void buf_store(apr_pool_t *p, wbuf_t *b, const char *verb,
+                      const char *key, apr_int64_t exp, const char *data,
+                      apr_size_t len)
+{
+    buf_str(p, b, apr_psprintf(p, "%s %s 0 %" APR_INT64_T_FMT " %"
+                               APR_SIZE_T_FMT "\r\n", verb, key, exp, len));
+    buf_add(p, b, data, len);
+    buf_add(p, b, "\r\n", 2);
+}
+
+/* STORED (1) or NOT_STORED (0); anything else fails the operation. */
+static apr_status_t read_stored(op_t *op, int *stored)
+{
+    const char *line;
+    apr_status_t rv = read_line(op, &line);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (!strcmp(line, "STORED")) {
+        *stored = 1;
+    }
+    else if (!strcmp(line, "NOT_STORED")) {
+        *stored = 0;
+    }
+    else {
+        return unexpected(op, line);
+    }
+    return APR_SUCCESS;
+}
+
+/* An append to the logout index, as three pipelined commands: add the
+ * key empty (NOT_STORED when it exists: either is fine), append the item
+ * (atomic: concurrent appends all land), then set its expiry (mg T: the
+ * same TTL every time, so it only moves forward). */
+static void buf_append(apr_pool_t *p, wbuf_t *b, const char *key,
+                       const char *item, apr_int64_t exp)
+{
+    const char *val = apr_pstrcat(p, " ", item, NULL);
+
+    buf_store(p, b, "add", key, exp, "", 0);
+    buf_store(p, b, "append", key, 0, val, strlen(val));
+    buf_str(p, b, apr_psprintf(p, "mg %s T%" APR_INT64_T_FMT "\r\n", key, exp));
+}
+
+static apr_status_t read_append(op_t *op, const char *key)
+{
+    const char *line;
+    apr_status_t rv;
+    int stored = 0;
+
+    if ((rv = read_stored(op, &stored)) != APR_SUCCESS
+        || (rv = read_stored(op, &stored)) != APR_SUCCESS
+        || (rv = read_line(op, &line)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (!stored || strcmp(line, "HD")) {
+        if (!stored || !strcmp(line, "EN")) {
+            /* The item went between the add and the append (a flush): the
+             * index entry is lost. */
+            *op->err = apr_psprintf(op->p, "memcached %s: append to %s: the "
+                                    "item vanished", op->sv->name, key);
+            return APR_EGENERAL;
+        }
+        return unexpected(op, line);
+    }
+    return APR_SUCCESS;
+}
+
+#define MAX_WRITES 8
+
+/* Every write to its server (its own key's, or its home_key's), each
+ * server's writes in one pipeline; all servers are written to before any
+ * reply is read. */
+static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
+                                  const rsp_write_t *w, int n,
+                                  const char **err)
+{
+    server_t *where[MAX_WRITES];
+    op_t ops[MAX_WRITES];
+    wbuf_t bufs[MAX_WRITES];
+    apr_int64_t exps[MAX_WRITES];
+    int used[MAX_WRITES], group[MAX_WRITES], ok[MAX_WRITES];
+    apr_status_t rv;
+    int i, g, ngroups = 0;
+    const char *e = NULL;
+
+    if ((rv = check_ready(st, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (n < 1 || n > MAX_WRITES) {
+        *err = "write_many: 1 to 8 writes";
+        return APR_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        server_t *sv = server_of(st->impl, w[i].home_key ? w[i].home_key
+                                                         : w[i].key);
+        if ((rv = expiry(w[i].ttl_ms, &exps[i], err)) != APR_SUCCESS) {
+            return rv;
+        }
+        if (w[i].kind == RSP_WRITE_PUT && w[i].len > MC_MAX_VALUE) {
+            *err = "value too large for memcached";
+            return APR_EINVAL;
+        }
+        for (g = 0; g < ngroups && where[g] != sv; g++)
+            ;
+        if (g == ngroups) {
+            where[ngroups] = sv;
+            memset(&bufs[ngroups], 0, sizeof(bufs[ngroups]));
+            used[ngroups] = 0;
+            ngroups++;
+        }
+        group[i] = g;
+        if (w[i].kind == RSP_WRITE_PUT) {
+            buf_store(p, &bufs[g], "set", w[i].key, exps[i], w[i].value,
+                      w[i].len);
+        }
+        else {
+            buf_append(p, &bufs[g], w[i].key, w[i].value, exps[i]);
+        }
+    }
+    /* Write every pipeline, then read every reply. */
+    for (g = 0; g < ngroups; g++) {
+        ok[g] = begin(&ops[g], st, where[g], p, &e) == APR_SUCCESS;
+        used[g] = ok[g];
+        if (ok[g] && send_all(&ops[g], bufs[g].data, bufs[g].len) != APR_SUCCESS) {
+            ok[g] = 0;
+        }
+        if (!ok[g] && rv == APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            *err = e;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        g = group[i];
+        if (!ok[g]) {
+            continue;
+        }
+        if (w[i].kind == RSP_WRITE_PUT) {
+            int stored = 0;
+            if (read_stored(&ops[g], &stored) != APR_SUCCESS) {
+                ok[g] = 0;
+            }
+            else if (!stored) {
+                e = apr_psprintf(p, "memcached %s did not store the value",
+                                 where[g]->name);
+                ok[g] = 0;
+            }
+        }
+        else if (read_append(&ops[g], w[i].key) != APR_SUCCESS) {
+            ok[g] = 0;
+        }
+        if (!ok[g] && rv == APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            *err = e;
+        }
+    }
+    for (g = 0; g < ngroups; g++) {
+        if (used[g]) {
+            if (!ok[g] && ops[g].c) {
+                conn_close(ops[g].c); /* replies may be left unread */
+            }
+            end(&ops[g]);
+        }
+    }
+    return rv;
+}
+
 static apr_status_t mc_append(rsp_store_t *st, apr_pool_t *p, const char *key,
                               const char *item, apr_int64_t ttl_ms,
                               const char **err)
 {
-    const char *val = apr_pstrcat(p, " ", item, NULL), *line;
+    rsp_write_t w;
+
+    memset(&w, 0, sizeof(w));
+    w.kind = RSP_WRITE_APPEND;
+    w.key = key;
+    w.value = item;
+    w.ttl_ms = ttl_ms;
+    return mc_write_many(st, p, &w, 1, err);
+}
+
+/* The claim (add: its reply is the verdict) and a read of the key after
+ * it, pipelined on the claim's server; also_key read on its own server,
+ * written to before any reply is read (in the claim's pipeline when it is
+ * the same server). */
+static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
+                                  rsp_claim_read_t *c, const char **err)
+{
+    mc_impl_t *impl = st->impl;
+    server_t *home, *other = NULL;
+    op_t op, op2;
+    wbuf_t b, b2;
     apr_int64_t exp;
-    apr_status_t rv;
-    int stored = 0, attempt;
-    op_t op;
+    apr_size_t len;
+    apr_status_t rv, rv2 = APR_SUCCESS;
+    const char *e2 = NULL;
+    int started2 = 0;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS
-        || (rv = expiry(ttl_ms, &exp, err)) != APR_SUCCESS) {
+        || (rv = expiry(c->ttl_ms, &exp, err)) != APR_SUCCESS) {
         return rv;
     }
-    for (attempt = 0; attempt < 3; attempt++) {
-        rv = store_cmd(st, p, "append", key, val, strlen(val), ttl_ms, &stored,
-                       err);
-        if (rv != APR_SUCCESS) {
-            return rv;
+    home = server_of(impl, c->home_key ? c->home_key : c->key);
+    memset(&b, 0, sizeof(b));
+    memset(&b2, 0, sizeof(b2));
+    buf_store(p, &b, "add", c->key, exp, c->value, strlen(c->value));
+    buf_str(p, &b, apr_pstrcat(p, "get ", c->key, "\r\n", NULL));
+    if (c->also_key) {
+        other = server_of(impl, c->also_key);
+        buf_str(p, other == home ? &b : &b2,
+                apr_pstrcat(p, "get ", c->also_key, "\r\n", NULL));
+        if (other == home) {
+            other = NULL;
         }
-        if (!stored) {
-            rv = store_cmd(st, p, "add", key, val, strlen(val), ttl_ms,
-                           &stored, err);
-            if (rv != APR_SUCCESS) {
-                return rv;
-            }
-            if (stored) {
-                return APR_SUCCESS;   /* new item, with its expiry */
-            }
-            continue;                 /* created meanwhile: append again */
-        }
-        if ((rv = begin(&op, st, server_of(st->impl, key), p, err))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        line = apr_psprintf(p, "touch %s %" APR_INT64_T_FMT "\r\n", key, exp);
-        if ((rv = send_all(&op, line, strlen(line))) == APR_SUCCESS
-            && (rv = read_line(&op, &line)) == APR_SUCCESS
-            && strcmp(line, "TOUCHED") != 0 && strcmp(line, "NOT_FOUND") != 0) {
-            rv = unexpected(&op, line);
-        }
+    }
+    if ((rv = begin(&op, st, home, p, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = send_all(&op, b.data, b.len)) != APR_SUCCESS) {
         end(&op);
         return rv;
     }
-    *err = "append: the item kept appearing and disappearing";
-    return APR_EGENERAL;
+    if (other) {
+        if ((rv2 = begin(&op2, st, other, p, &e2)) == APR_SUCCESS) {
+            started2 = 1;
+            rv2 = send_all(&op2, b2.data, b2.len);
+        }
+    }
+    if ((rv = read_stored(&op, &c->won)) == APR_SUCCESS
+        && (rv = read_get(&op, c->key, &c->holder, &len)) == APR_SUCCESS) {
+        if (c->won) {
+            c->holder = NULL; /* our own record */
+        }
+        if (c->also_key && !other) {
+            rv = read_get(&op, c->also_key, &c->also, &c->also_len);
+        }
+    }
+    end(&op);
+    if (other && rv2 == APR_SUCCESS) {
+        rv2 = read_get(&op2, c->also_key, &c->also, &c->also_len);
+    }
+    if (started2) {
+        end(&op2);
+    }
+    if (rv == APR_SUCCESS && rv2 != APR_SUCCESS) {
+        *err = e2;
+        rv = rv2;
+    }
+    return rv;
+}
+
+static int mc_servers(rsp_store_t *st)
+{
+    return st->impl ? ((mc_impl_t *)st->impl)->n : 0;
+}
+
+static int mc_home(rsp_store_t *st, const char *key)
+{
+    mc_impl_t *impl = st->impl;
+
+    return impl ? (int)(server_of(impl, key) - impl->servers) : 0;
 }
 
 static apr_status_t mc_info(rsp_store_t *st, apr_pool_t *p, const char *section,
@@ -669,7 +978,11 @@ const rsp_store_ops_t rsp_store_memcache_ops = {
     mc_del_if_equal,
     mc_append,
     mc_ttl,
-    NULL,   /* claim_read: the generic one */
-    NULL,   /* write_many: one after the other */
+    mc_claim_read,
+    mc_write_many,
+    mc_servers,
+    mc_home,
+    mc_get_at,
+    mc_del_if_equal_at,
     mc_info,
 };

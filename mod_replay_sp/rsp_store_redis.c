@@ -694,5 +694,9 @@ const rsp_store_ops_t rsp_store_redis_ops = {
     redis_ttl,
     redis_claim_read,
     redis_write_many,
+    NULL,   /* one server */
+    NULL,
+    NULL,
+    NULL,
     redis_info,
 };

@@ -129,9 +129,9 @@ int cmd_lookup(tool_t *t)
 
 int cmd_sessions(tool_t *t)
 {
-    const char *issuer, *name_id, *key, *val = NULL, *err = NULL;
+    const char *issuer, *name_id, *key, *val = NULL, *err = NULL, *all;
     apr_array_header_t *hashes;
-    int i, rc, end = tool_opt(t, "end") != NULL, ended = 0, listed = 0;
+    int i, rc, server, end = tool_opt(t, "end") != NULL, ended = 0, listed = 0;
     rsp_store_t *st;
     apr_size_t len;
 
@@ -148,11 +148,20 @@ int cmd_sessions(tool_t *t)
         return rc;
     }
     key = rsp_logout_index_key(t->p, t->prefix, issuer, name_id, NULL);
-    if (rsp_store_get(st, t->p, key, &val, &len, &err) != APR_SUCCESS) {
-        tool_error("sessions: %s", err);
-        return RSP_EXIT_ERROR;
+    /* Several memcached servers: each sign-in's entry is on its claim's
+     * server, so every server's copy counts. */
+    all = "";
+    for (server = 0; server < rsp_store_servers(st); server++) {
+        if (rsp_store_get_at(st, t->p, server, key, &val, &len, &err)
+            != APR_SUCCESS) {
+            tool_error("sessions: %s", err);
+            return RSP_EXIT_ERROR;
+        }
+        if (val) {
+            all = apr_pstrcat(t->p, all, val, NULL);
+        }
     }
-    hashes = rsp_logout_index_parse(t->p, val);
+    hashes = rsp_logout_index_parse(t->p, all);
     if (t->json) {
         printf("{\"issuer\": %s, \"name_id\": %s, \"sessions\": [",
                tool_json(t->p, issuer), tool_json(t->p, name_id));

@@ -1074,14 +1074,20 @@ class MemcachedStore(Store):
                 for i, s in enumerate(self.servers) if s.available()}
 
     def keys(self, prefix=""):
+        """Every key; each on the server the formula names, except logout
+        index entries, written on their sign-in's claim's server (one index
+        key may then be on several), and a request's use (u:), written on
+        its request's server."""
         out = []
         for i, ks in self.keys_by_server(prefix).items():
             for k in ks:
+                if k.startswith((KEY_PREFIX + "n:", KEY_PREFIX + "u:")):
+                    continue
                 assert self.index_of(k) == i, (
                     "key %s is on server %d (%s), the formula says %d"
                     % (k, i, self.servers[i].address, self.index_of(k)))
             out.extend(ks)
-        return sorted(out)
+        return sorted(set(out))
 
     def flush(self):
         for s in self.servers:

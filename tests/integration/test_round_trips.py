@@ -1,6 +1,6 @@
 """Store round trips per request, counted on the wire: a relay between the
-module and a real Redis counts every exchange (pipelined commands written
-together are one). The claim stays one SET NX PX whose reply is the
+module and a real Redis, or a real memcached, counts every exchange
+(pipelined commands written together are one). The claim stays one SET NX PX whose reply is the
 verdict; what goes with it rides in the same round trip, and everything
 a won sign-in writes after it goes in one more."""
 
@@ -13,17 +13,27 @@ import harness
 from harness import Httpd, RoundTripCounter, post_acs, session_cookie
 
 
-@pytest.fixture
-def counted(workdir, module_so, redis, sp_config):
-    relay = RoundTripCounter(redis.port)
-    h = Httpd(os.path.join(workdir, "round-trips"), "round-trips",
+@pytest.fixture(params=["redis", "memcached"])
+def counted(request, workdir, module_so, sp_config):
+    if request.param == "redis":
+        server = request.getfixturevalue("redis")
+        url = "redis://127.0.0.1:%d/0"
+    else:
+        server = harness.MemcachedServer(os.path.join(workdir, "round-trips-mc"))
+        server.start()
+        url = "memcache://127.0.0.1:%d"
+    port = server.port
+    relay = RoundTripCounter(port)
+    h = Httpd(os.path.join(workdir, "round-trips-" + request.param), "round-trips",
               modules=[("replay_sp_module", module_so)], threads=2, start_servers=1,
-              body=harness.sp_conf_body("redis://127.0.0.1:%d/0" % relay.port, sp_config))
+              body=harness.sp_conf_body(url % relay.port, sp_config))
     h.write_file("index.html", "counted\n")
     h.start()
     yield h, relay
     h.stop()
     relay.close()
+    if request.param == "memcached":
+        server.stop()
 
 
 def trips(relay, action):
@@ -33,14 +43,14 @@ def trips(relay, action):
 
 
 @pytest.mark.expect_log("replay_refused")
-def test_round_trips_per_request_redis(counted, idps, sp_config, testidp):
+def test_round_trips_per_request(counted, idps, sp_config, testidp):
     h, relay = counted
     idp = idps["idp1"]
     acs = h.base_url + harness.ENDPOINT + "/acs"
     entity = sp_config["entity_id"]
 
     # A first sign-in on a fresh connection (and, once per Redis, the
-    # script sent by its text): not counted.
+    # append script sent by its text): not counted.
     assert post_acs(acs, idp.mint(entity, acs)).status_code == 303
 
     b64 = idp.mint(entity, acs)
