@@ -15,13 +15,15 @@ Sections (all by default; --only picks some):
                 protected request with a session; also the first sign-in
                 after a start. Store commands per operation come from
                 Redis's own ``INFO commandstats``.
+  syscalls      one ``httpd -X`` under strace: system calls per unsolicited
+                sign-in, and how many touch /etc/localtime.
   fleet         three replicas behind a balancer, 8 concurrent clients
                 posting fresh responses: sign-ins/s, ACS wall time p50/p99
                 and CPU per sign-in (httpd and Redis), for the first burst
                 after a start and for a steady-state burst; protected
                 requests/s with a session.
 
-Usage: scripts/bench.sh [--only instructions|fleet] [--quick]
+Usage: scripts/bench.sh [--only instructions|syscalls|fleet] [--quick] [--keep]
 """
 
 import argparse
@@ -240,6 +242,64 @@ def section_instructions(setup, module, workdir, quick):
             " ".join("%s=%g" % kv for kv in sorted(calls.items())) or "-")
 
 
+# -- system calls: one httpd -X under strace -----------------------------------
+
+def section_syscalls(setup, module, workdir, quick):
+    """System calls per unsolicited sign-in (strace -c attached to a warm
+    httpd -X, every thread), and how many of them touch /etc/localtime."""
+    import requests
+    import signal as sig
+    n = 10 if quick else 40
+    h = harness.Httpd(os.path.join(workdir, "sc-httpd"), "sc-httpd",
+                      modules=[("replay_sp_module", module)], threads=2, start_servers=1,
+                      body=harness.sp_conf_body(setup.redis.url, setup.sp))
+    h.write_config()
+    acs = h.base_url + "/saml/acs"
+    proc = subprocess.Popen([harness.APACHE2, "-X", "-f", h.conf_path], env=harness.httpd_env(),
+                            cwd=h.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    rows = {}
+    localtime = 0
+    try:
+        harness.wait_for(lambda: harness.port_open(h.port), 30, what="httpd -X")
+        for _ in range(3):
+            requests.post(acs, data={"SAMLResponse": setup.mint(acs)}, allow_redirects=False,
+                          timeout=60)
+        for mode in ("count", "trace"):
+            items = [setup.mint(acs) for _ in range(n)]
+            out = os.path.join(workdir, "strace-" + mode)
+            argv = ["strace", "-f", "-qq", "-p", str(proc.pid), "-o", out]
+            argv += ["-c"] if mode == "count" else ["-e", "trace=%file"]
+            st = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            time.sleep(1.0)   # attached to every thread
+            for b64 in items:
+                r = requests.post(acs, data={"SAMLResponse": b64}, allow_redirects=False,
+                                  timeout=60)
+                if r.status_code != 303:
+                    raise harness.HarnessError("sign-in answered %d" % r.status_code)
+            st.send_signal(sig.SIGINT)
+            st.wait(30)
+            with open(out) as f:
+                text = f.read()
+            if mode == "count":
+                for line in text.splitlines():
+                    parts = line.split()
+                    if len(parts) >= 5 and parts[-1] != "total" and parts[3].isdigit():
+                        rows[parts[-1]] = int(parts[3]) / n
+            else:
+                localtime = sum(1 for line in text.splitlines()
+                                if "/etc/localtime" in line) / n
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    say("")
+    say("== system calls per unsolicited sign-in (strace -c on httpd -X, every thread)")
+    say("total %.1f: %s", sum(rows.values()), ", ".join(
+        "%s %.1f" % kv for kv in sorted(rows.items(), key=lambda kv: -kv[1]) if kv[1] >= 0.5))
+    say("of which touch /etc/localtime: %.1f", localtime)
+
+
 # -- the fleet: throughput, wall time, CPU --------------------------------------
 
 def proc_cpu(pids):
@@ -354,13 +414,13 @@ def section_fleet(setup, module, workdir, quick):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=("instructions", "fleet"), action="append")
+    ap.add_argument("--only", choices=("instructions", "syscalls", "fleet"), action="append")
     ap.add_argument("--quick", action="store_true", help="fewer operations per figure")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (callgrind's dumps: one per request, "
                     "for callgrind_annotate)")
     args = ap.parse_args()
-    sections = args.only or ["instructions", "fleet"]
+    sections = args.only or ["instructions", "syscalls", "fleet"]
     module = harness.module_path()
     workdir = harness.make_workdir("rsp-bench-")
     say("mod_replay_sp benchmark: module %s", module)
@@ -368,6 +428,8 @@ def main():
     try:
         if "instructions" in sections:
             section_instructions(setup, module, workdir, args.quick)
+        if "syscalls" in sections:
+            section_syscalls(setup, module, workdir, args.quick)
         if "fleet" in sections:
             section_fleet(setup, module, workdir, args.quick)
     finally:
