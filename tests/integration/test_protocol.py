@@ -68,11 +68,11 @@ def test_claim_is_one_set_nx_px_with_nothing_read_before(fleet, saml, redis):
         commands = mon.stop()
     assert (first.status_code, second.status_code) == (303, 403)
     on_claim = naming(commands, m.key)
-    # The first post: exactly one command on the claim key, SET NX PX.
-    # The replay: SET NX PX again (refused), then a GET only to name the
-    # first claimant in the log line, after the verdict.
-    assert [c[0].upper() for c in on_claim] == ["SET", "SET", "GET"], on_claim
-    for c in on_claim[:2]:
+    # Each post: one write on the claim key, SET NX PX, whose reply is the
+    # verdict; then a GET, pipelined with it (to name the first claimant in
+    # a replay's log line; never part of the verdict). Nothing before it.
+    assert [c[0].upper() for c in on_claim] == ["SET", "GET", "SET", "GET"], on_claim
+    for c in (on_claim[0], on_claim[2]):
         assert [a.upper() for a in c[3:5]] == ["NX", "PX"] and int(c[5]) > 0, c
     # The session is written after the claim was won, under the hash of the
     # cookie value, never the value itself.
