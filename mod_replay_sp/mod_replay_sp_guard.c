@@ -317,12 +317,13 @@ static int guard_check(request_rec *r)
         w->value = claim.value;
         w->expiry = claim.expiry;
         ap_set_module_config(r->request_config, &replay_sp_module, w);
+        /* Won only: an audited fail-open has said so already (RSP01025). */
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
+                      "guard: claim won, response handed to the SP: issuer=%s "
+                      "assertion=%s client=%s replica=%s claim-ttl=%"
+                      APR_INT64_T_FMT "ms", a->issuer, claim.assertion_hash,
+                      r->useragent_ip, rsp_replica(r), a->ttl_ms);
     }
-    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
-                  "guard: claim won, response handed to the SP: issuer=%s "
-                  "assertion=%s client=%s replica=%s claim-ttl=%" APR_INT64_T_FMT
-                  "ms", a->issuer, claim.assertion_hash, r->useragent_ip,
-                  rsp_replica(r), a->ttl_ms);
     ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->body = body;
     ap_add_input_filter(GUARD_FILTER, ctx, r, r->connection);

@@ -390,6 +390,27 @@ def test_guarded_store_down_503(guarded, mellon_saml, store):
         store.start_all()
 
 
+@pytest.mark.backends("redis")
+@pytest.mark.expect_log("RSP01025")
+def test_guarded_fail_open_hands_on_without_claim_line(guarded, mellon_saml, store):
+    """ReplaySPOnStoreFailure open, store down: the response reaches mellon
+    without a claim, said once (RSP01025), and not also as a won claim."""
+    aid, b64 = mellon_saml.mint()
+    guarded.restart_replicas(server_extra=store.server_extra + "\nReplaySPOnStoreFailure open")
+    try:
+        guarded.mark_logs()
+        store.stop_all()
+        try:
+            r = post(guarded.post_url, b64)
+        finally:
+            store.start_all()
+        assert mellon_accepted(r), (r.status_code, r.text[:300])
+        assert guarded.count_in_logs("RSP01025") == 1
+        assert guarded.count_in_logs("RSP01040") == 0
+    finally:
+        guarded.reset_replicas()
+
+
 # --------------------------------------------------------------------------
 # the negative control: mellon alone
 # --------------------------------------------------------------------------
