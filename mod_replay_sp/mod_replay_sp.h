@@ -17,7 +17,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01044 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01046 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)

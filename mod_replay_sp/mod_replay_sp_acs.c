@@ -68,6 +68,15 @@ static const char *parse_form(request_rec *r, const char *body,
     return NULL;
 }
 
+/* How old an open claim must be before a retry may take it over: longer
+ * than the sign-in that won it can still take after winning (consuming
+ * its request, its writes, releasing the claim: each bounded by the
+ * store's timeout). */
+static apr_interval_time_t takeover_age(const rsp_store_t *st)
+{
+    return 3 * st->timeout + apr_time_from_sec(1);
+}
+
 /* Where a re-post by the browser that claimed the assertion goes: where
  * the first answer went, as far as the store still knows it. */
 static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
@@ -96,7 +105,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_check_params_t cp;
     rsp_assertion_t *a;
     rsp_session_t sess;
-    rsp_write_t writes[3];
+    rsp_write_t writes[4];
     apr_int64_t lifetime_ms;
     apr_time_t now;
     apr_status_t rv;
@@ -190,7 +199,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                      a->in_response_to
                          ? rsp_pending_key(r->pool, rsp_cfg_prefix(sc),
                                            RSP_PENDING_LOGIN, a->in_response_to)
-                         : NULL);
+                         : NULL, 1);
     if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
         return rc;
     }
@@ -210,7 +219,22 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                            repost_target(r, a, relay));
             return HTTP_SEE_OTHER;
         }
-        return rsp_refuse_replay(r, a, &claim);
+        /* A claim whose sign-in never completed (a store timeout whose
+         * command still ran, a session that could not be stored nor the
+         * claim released) is not a replay: a retry takes it over, once. */
+        rsp_signin_takeover(&claim, r->pool, st, apr_time_now(),
+                            takeover_age(st));
+        if (claim.verdict == RSP_CLAIM_TAKEN) {
+            return rsp_refuse_replay(r, a, &claim);
+        }
+        RSP_COUNT(claims_won);
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01044)
+                      "claim taken over: the sign-in that won it at %s on "
+                      "replica %s never completed: issuer=%s assertion=%s "
+                      "client=%s replica=%s",
+                      rsp_format_time(r->pool, claim.taker.claimed),
+                      claim.taker.replica, a->issuer, claim.assertion_hash,
+                      r->useragent_ip, replica);
     }
 
     /* 3. Won. A response to one of our requests uses the request up (the
@@ -253,12 +277,45 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     writes[2].value = rsp_session_encode(r->pool, &sess);
     writes[2].len = strlen(writes[2].value);
     writes[2].ttl_ms = lifetime_ms;
-    rv = rsp_store_write_many(st, r->pool, writes, 3, &err);
+    /* Last, the claim marked complete: a compare-and-set against our own
+     * record, so that a sign-in whose claim a retry took over meanwhile
+     * cannot complete (at most one session per assertion). After a
+     * takeover ours is another version: completed on its own below. */
+    writes[3].kind = RSP_WRITE_REPLACE;
+    writes[3].key = claim.key;
+    writes[3].expect = claim.value;
+    writes[3].token = claim.token;
+    writes[3].value = claim.done_value;
+    rv = rsp_store_write_many(st, r->pool, writes, claim.taken_over ? 3 : 4,
+                              &err);
+    if (rv == APR_SUCCESS && claim.taken_over) {
+        rv = rsp_store_replace(st, r->pool, claim.key, claim.value, NULL,
+                               claim.done_value, &writes[3].replaced, &err);
+    }
+    if (rv == APR_SUCCESS && !writes[3].replaced) {
+        /* Taken over by a retry (it saw our claim as never completed), or
+         * gone: that retry's sign-in is the one that counts. */
+        int gone = 0;
+        RSP_COUNT(store_errors);
+        rsp_store_del_if_equal(st, r->pool, skey, writes[2].value, &gone, &err);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01045)
+                      "sign-in abandoned: its claim was taken over before it "
+                      "completed (the store was slower than %" APR_TIME_T_FMT
+                      " ms): issuer=%s assertion=%s replica=%s; no session "
+                      "issued", apr_time_as_msec(takeover_age(st)), a->issuer,
+                      claim.assertion_hash, replica);
+        return rsp_unavailable(r);
+    }
     if (rv != APR_SUCCESS) {
         const char *err2 = NULL;
         RSP_COUNT(store_errors);
         apr_status_t rv2 = rsp_store_del_if_equal(st, r->pool, claim.key,
                                                   claim.value, &deleted, &err2);
+        if (rv2 == APR_SUCCESS && !deleted) {
+            /* completed before a later write failed */
+            rv2 = rsp_store_del_if_equal(st, r->pool, claim.key,
+                                         claim.done_value, &deleted, &err2);
+        }
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01005)
                       "sign-in refused, session could not be stored: "
                       "issuer=%s assertion=%s replica=%s: %s; claim %s",

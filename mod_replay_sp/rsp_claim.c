@@ -9,11 +9,12 @@
 
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
 {
-    const char *rec = apr_psprintf(p, "v=1&r=%s&t=%" APR_TIME_T_FMT "%s%s",
+    const char *rec = apr_psprintf(p, "v=1&r=%s&t=%" APR_TIME_T_FMT "%s%s%s",
                                    rsp_form_escape(p, c->replica),
                                    apr_time_sec(c->claimed),
                                    c->session_hash ? "&s=" : "",
-                                   c->session_hash ? c->session_hash : "");
+                                   c->session_hash ? c->session_hash : "",
+                                   c->open ? "&o=1" : "");
 
     if (c->cookie_name && c->cookie_hash) {
         rec = apr_pstrcat(p, rec, "&cn=", rsp_form_escape(p, c->cookie_name),
@@ -30,6 +31,7 @@ apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
 {
     const char *v = rsp_record_field(p, val, "v");
     const char *t = rsp_record_field(p, val, "t");
+    const char *o = rsp_record_field(p, val, "o");
     char *end;
     apr_int64_t secs;
 
@@ -47,6 +49,10 @@ apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
     c->cookie_name = rsp_record_field(p, val, "cn");
     c->cookie_hash = rsp_record_field(p, val, "ch");
     c->target = rsp_record_field(p, val, "l");
+    if (o && strcmp(o, "1") != 0) {
+        return APR_EINVAL;
+    }
+    c->open = o != NULL;
     if (!c->replica || !*c->replica
         || (c->session_hash && !rsp_is_hash(c->session_hash))
         || (!c->cookie_name != !c->cookie_hash)

@@ -6,7 +6,7 @@
 void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *prefix, const rsp_assertion_t *a,
                       const char *replica, const char *session_hash,
-                      apr_time_t now, const char *also_key)
+                      apr_time_t now, const char *also_key, int open)
 {
     rsp_claim_rec_t rec;
     rsp_claim_read_t c;
@@ -20,6 +20,8 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     rec.replica = replica;
     rec.claimed = now;
     rec.session_hash = session_hash;
+    out->done_value = rsp_claim_encode(p, &rec);
+    rec.open = open;
     out->value = rsp_claim_encode(p, &rec);
     memset(&c, 0, sizeof(c));
     c.key = out->key;
@@ -36,13 +38,40 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     out->latency = t1 - t0;
     out->expiry = t1 + a->ttl_ms * 1000;
     out->also = c.also;
+    out->token = c.token;
     if (c.won) {
         out->verdict = RSP_CLAIM_WON;
         return;
     }
     out->verdict = RSP_CLAIM_TAKEN;
+    out->holder = c.holder;
     if (c.holder && rsp_claim_decode(&out->taker, p, c.holder) == APR_SUCCESS) {
         out->taker_known = 1;
+    }
+}
+
+int rsp_signin_may_take_over(const rsp_claim_rec_t *rec, apr_time_t now,
+                             apr_interval_time_t age)
+{
+    /* claimed is in whole seconds, rounded down: one more */
+    return rec->open && rec->claimed + age + apr_time_from_sec(1) < now;
+}
+
+void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,
+                         apr_time_t now, apr_interval_time_t age)
+{
+    const char *err = NULL;
+    int replaced = 0;
+
+    if (c->verdict != RSP_CLAIM_TAKEN || !c->taker_known || !c->holder
+        || !rsp_signin_may_take_over(&c->taker, now, age)) {
+        return;
+    }
+    if (rsp_store_replace(st, p, c->key, c->holder, c->token, c->value,
+                          &replaced, &err) == APR_SUCCESS && replaced) {
+        c->verdict = RSP_CLAIM_WON;
+        c->taken_over = 1;
+        c->token = NULL; /* ours is another version now */
     }
 }
 

@@ -25,6 +25,9 @@ typedef struct {
     const char *key;              /* the claim key */
     const char *value;            /* the record written (to release it if
                                    * still ours: rsp_store_del_if_equal) */
+    const char *done_value;       /* the same record, completed (not open) */
+    const char *token;            /* the version of ours (WON) or of the
+                                   * holder's (TAKEN), for rsp_store_replace */
     const char *assertion_hash;   /* short hash of the assertion ID, for logs */
     apr_time_t expiry;            /* when the claim expires (WON) */
     apr_interval_time_t latency;  /* the claim's round trip (store answered) */
@@ -32,6 +35,8 @@ typedef struct {
      * it); taker_known is 0 when it could not be read */
     rsp_claim_rec_t taker;
     int taker_known;
+    const char *holder;           /* TAKEN: the holder's record as stored */
+    int taken_over;               /* WON by rsp_signin_takeover */
     const char *error;            /* NO_VERDICT: the store's words */
     /* WON or TAKEN, when also_key was given: its value, read in the
      * claim's round trip (NULL: absent) */
@@ -39,13 +44,31 @@ typedef struct {
 } rsp_claim_result_t;
 
 /* Claim a's (issuer, ID) under prefix, recording replica, now and
- * session_hash (NULL: none, e.g. the guard). also_key (optional) is read
- * in the same round trip (the pending request a solicited response
- * answers); a store failure on it is NO_VERDICT like the claim's own. */
+ * session_hash (NULL: none, e.g. the guard); open marks the record as
+ * written by a sign-in that completes later (the ACS: see
+ * rsp_signin_takeover), else it is complete from the start (the guard).
+ * also_key (optional) is read in the same round trip (the pending request
+ * a solicited response answers); a store failure on it is NO_VERDICT like
+ * the claim's own. */
 void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *prefix, const rsp_assertion_t *a,
                       const char *replica, const char *session_hash,
-                      apr_time_t now, const char *also_key);
+                      apr_time_t now, const char *also_key, int open);
+
+/* Whether a claim held by rec may be taken over at now: only an open one
+ * (its sign-in never completed) claimed longer than age ago, age being
+ * longer than that sign-in can still take (its store operations are
+ * bounded). */
+int rsp_signin_may_take_over(const rsp_claim_rec_t *rec, apr_time_t now,
+                             apr_interval_time_t age);
+
+/* A TAKEN claim that may be taken over (rsp_signin_may_take_over) is, in
+ * one compare-and-set against the holder's record: exactly one of any
+ * number of concurrent retries wins it (verdict WON, taken_over 1); the
+ * others stay TAKEN. The sign-in that lost it cannot complete: completing
+ * is a compare-and-set against its own record. */
+void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,
+                         apr_time_t now, apr_interval_time_t age);
 
 /* A new session ID (nbytes of randomness, base64url) whose session key
  * under prefix lives on the server that holds home_key: with several

@@ -58,8 +58,7 @@ apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
 }
 
 apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
-                                  const rsp_write_t *w, int n,
-                                  const char **err)
+                                  rsp_write_t *w, int n, const char **err)
 {
     apr_status_t rv = APR_SUCCESS;
     int i;
@@ -68,10 +67,19 @@ apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
         return st->ops->write_many(st, p, w, n, err);
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
-        rv = w[i].kind == RSP_WRITE_PUT
-            ? rsp_store_put(st, p, w[i].key, w[i].value, w[i].len,
-                            w[i].ttl_ms, err)
-            : rsp_store_append(st, p, w[i].key, w[i].value, w[i].ttl_ms, err);
+        switch (w[i].kind) {
+        case RSP_WRITE_PUT:
+            rv = rsp_store_put(st, p, w[i].key, w[i].value, w[i].len,
+                               w[i].ttl_ms, err);
+            break;
+        case RSP_WRITE_APPEND:
+            rv = rsp_store_append(st, p, w[i].key, w[i].value, w[i].ttl_ms,
+                                  err);
+            break;
+        default:
+            rv = rsp_store_replace(st, p, w[i].key, w[i].expect, w[i].token,
+                                   w[i].value, &w[i].replaced, err);
+        }
     }
     return rv;
 }

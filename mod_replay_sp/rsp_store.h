@@ -29,6 +29,9 @@ typedef struct {
     int won;                  /* out */
     const char *holder;       /* out, when lost: the record that holds the
                                * key (NULL: gone again, or unreadable) */
+    const char *token;        /* out: the version of the record read (ours
+                               * when won), for rsp_store_replace; NULL
+                               * where the backend compares values */
     const char *also;         /* out: also_key's value (NULL: absent) */
     apr_size_t also_len;
 } rsp_claim_read_t;
@@ -36,7 +39,9 @@ typedef struct {
 /* One write of a batch. */
 typedef enum {
     RSP_WRITE_PUT = 1,        /* like rsp_store_put */
-    RSP_WRITE_APPEND          /* like rsp_store_append (value: the item) */
+    RSP_WRITE_APPEND,         /* like rsp_store_append (value: the item) */
+    RSP_WRITE_REPLACE         /* like rsp_store_replace (expect, token);
+                               * its outcome in replaced, not a failure */
 } rsp_write_kind_t;
 
 typedef struct {
@@ -49,6 +54,9 @@ typedef struct {
      * key's own (a store of several servers keeps a sign-in's records with
      * its claim; read such keys on every server: rsp_store_get_at) */
     const char *home_key;
+    const char *expect;       /* RSP_WRITE_REPLACE */
+    const char *token;
+    int replaced;             /* out */
 } rsp_write_t;
 
 typedef struct {
@@ -90,7 +98,14 @@ typedef struct {
      * pipelined); every one is attempted, and APR_SUCCESS means all of
      * them were done. NULL: one after the other. */
     apr_status_t (*write_many)(rsp_store_t *st, apr_pool_t *p,
-                               const rsp_write_t *w, int n, const char **err);
+                               rsp_write_t *w, int n, const char **err);
+    /* Atomically: if key still holds expect (and, given a token from
+     * rsp_store_claim_read, is still that version), make value its value,
+     * keeping its expiry; *replaced says whether it did. */
+    apr_status_t (*replace)(rsp_store_t *st, apr_pool_t *p, const char *key,
+                            const char *expect, const char *token,
+                            const char *value, int *replaced,
+                            const char **err);
     /* A store of several servers (memcached): how many, which one holds
      * a key, and get / del_if_equal on a given one. NULL: one server. */
     int (*servers)(rsp_store_t *st);
@@ -123,8 +138,9 @@ apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
 /* rsp_store_ops_t.write_many, or one write after the other (stopping at
  * the first failure). */
 apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
-                                  const rsp_write_t *w, int n,
-                                  const char **err);
+                                  rsp_write_t *w, int n, const char **err);
+#define rsp_store_replace(st, p, k, e, t, v, r, err) \
+    ((st)->ops->replace((st), (p), (k), (e), (t), (v), (r), (err)))
 
 /* How many servers (1 unless memcached with several), and which of them
  * holds key (0..servers-1). */

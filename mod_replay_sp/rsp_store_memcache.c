@@ -687,6 +687,88 @@ static apr_status_t read_stored(op_t *op, int *stored)
     return APR_SUCCESS;
 }
 
+/* The reply to "mg key v c t": VA <len> c<cas> t<ttl> + data, or EN.
+ * *token: "C<cas> T<ttl + 1>" (what a compare-and-set of this version
+ * sends: the remaining TTL, rounded up), NULL when absent. */
+static apr_status_t read_mg(op_t *op, const char **value, apr_size_t *len,
+                            const char **token)
+{
+    const char *line, *cas = NULL, *ttl = NULL;
+    char *state, *tok, *copy, *data, *e;
+    apr_size_t n = 0;
+    apr_status_t rv;
+    int i = 0;
+
+    *value = NULL;
+    *len = 0;
+    *token = NULL;
+    if ((rv = read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "EN")) {
+        return rv;
+    }
+    if (strncmp(line, "VA ", 3) != 0) {
+        return unexpected(op, line);
+    }
+    copy = apr_pstrdup(op->p, line + 3);
+    for (tok = apr_strtok(copy, " ", &state); tok;
+         tok = apr_strtok(NULL, " ", &state), i++) {
+        if (i == 0) {
+            n = (apr_size_t)apr_strtoi64(tok, &e, 10);
+            if (*e || n > MC_MAX_VALUE) {
+                return unexpected(op, line);
+            }
+        }
+        else if (tok[0] == 'c' && tok[1]) {
+            cas = tok + 1;
+        }
+        else if (tok[0] == 't' && tok[1]) {
+            ttl = tok + 1;
+        }
+    }
+    if (!cas || !ttl) {
+        return unexpected(op, line);
+    }
+    if ((rv = read_data(op, n, &data)) != APR_SUCCESS) {
+        return rv;
+    }
+    *value = data;
+    *len = n;
+    *token = !strcmp(ttl, "-1")
+        ? apr_psprintf(op->p, "C%s", cas)
+        : apr_psprintf(op->p, "C%s T%" APR_INT64_T_FMT, cas,
+                       apr_strtoi64(ttl, NULL, 10) + 1);
+    return APR_SUCCESS;
+}
+
+/* "ms key len <token>" data: HD (replaced), EX or NF (not). */
+static void buf_replace(apr_pool_t *p, wbuf_t *b, const char *key,
+                        const char *token, const char *value)
+{
+    buf_str(p, b, apr_psprintf(p, "ms %s %" APR_SIZE_T_FMT " %s\r\n", key,
+                               strlen(value), token));
+    buf_str(p, b, value);
+    buf_add(p, b, "\r\n", 2);
+}
+
+static apr_status_t read_replace(op_t *op, int *replaced)
+{
+    const char *line;
+    apr_status_t rv = read_line(op, &line);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (!strcmp(line, "HD")) {
+        *replaced = 1;
+    }
+    else if (!strcmp(line, "EX") || !strcmp(line, "NF")) {
+        *replaced = 0;
+    }
+    else {
+        return unexpected(op, line);
+    }
+    return APR_SUCCESS;
+}
+
 /* An append to the logout index, as three pipelined commands: add the
  * key empty (NOT_STORED when it exists: either is fine), append the item
  * (atomic: concurrent appends all land), then set its expiry (mg T: the
@@ -727,12 +809,16 @@ static apr_status_t read_append(op_t *op, const char *key)
 
 #define MAX_WRITES 8
 
+static apr_status_t mc_replace(rsp_store_t *st, apr_pool_t *p, const char *key,
+                               const char *expect, const char *token,
+                               const char *value, int *replaced,
+                               const char **err);
+
 /* Every write to its server (its own key's, or its home_key's), each
  * server's writes in one pipeline; all servers are written to before any
  * reply is read. */
 static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
-                                  const rsp_write_t *w, int n,
-                                  const char **err)
+                                  rsp_write_t *w, int n, const char **err)
 {
     server_t *where[MAX_WRITES];
     op_t ops[MAX_WRITES];
@@ -753,7 +839,15 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
     for (i = 0; i < n; i++) {
         server_t *sv = server_of(st->impl, w[i].home_key ? w[i].home_key
                                                          : w[i].key);
-        if ((rv = expiry(w[i].ttl_ms, &exps[i], err)) != APR_SUCCESS) {
+        w[i].replaced = 0;
+        group[i] = -1;
+        if (w[i].kind == RSP_WRITE_REPLACE) {
+            if (!w[i].token) {
+                continue; /* no version to compare: after the pipelines */
+            }
+            exps[i] = 0;
+        }
+        else if ((rv = expiry(w[i].ttl_ms, &exps[i], err)) != APR_SUCCESS) {
             return rv;
         }
         if (w[i].kind == RSP_WRITE_PUT && w[i].len > MC_MAX_VALUE) {
@@ -773,8 +867,11 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
             buf_store(p, &bufs[g], "set", w[i].key, exps[i], w[i].value,
                       w[i].len);
         }
-        else {
+        else if (w[i].kind == RSP_WRITE_APPEND) {
             buf_append(p, &bufs[g], w[i].key, w[i].value, exps[i]);
+        }
+        else {
+            buf_replace(p, &bufs[g], w[i].key, w[i].token, w[i].value);
         }
     }
     /* Write every pipeline, then read every reply. */
@@ -791,7 +888,7 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
     }
     for (i = 0; i < n; i++) {
         g = group[i];
-        if (!ok[g]) {
+        if (g < 0 || !ok[g]) {
             continue;
         }
         if (w[i].kind == RSP_WRITE_PUT) {
@@ -805,7 +902,12 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
                 ok[g] = 0;
             }
         }
-        else if (read_append(&ops[g], w[i].key) != APR_SUCCESS) {
+        else if (w[i].kind == RSP_WRITE_APPEND) {
+            if (read_append(&ops[g], w[i].key) != APR_SUCCESS) {
+                ok[g] = 0;
+            }
+        }
+        else if (read_replace(&ops[g], &w[i].replaced) != APR_SUCCESS) {
             ok[g] = 0;
         }
         if (!ok[g] && rv == APR_SUCCESS) {
@@ -819,6 +921,12 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
                 conn_close(ops[g].c); /* replies may be left unread */
             }
             end(&ops[g]);
+        }
+    }
+    for (i = 0; i < n && rv == APR_SUCCESS; i++) {
+        if (group[i] < 0) {
+            rv = mc_replace(st, p, w[i].key, w[i].expect, NULL, w[i].value,
+                            &w[i].replaced, err);
         }
     }
     return rv;
@@ -863,7 +971,7 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
     memset(&b, 0, sizeof(b));
     memset(&b2, 0, sizeof(b2));
     buf_store(p, &b, "add", c->key, exp, c->value, strlen(c->value));
-    buf_str(p, &b, apr_pstrcat(p, "get ", c->key, "\r\n", NULL));
+    buf_str(p, &b, apr_pstrcat(p, "mg ", c->key, " v c t\r\n", NULL));
     if (c->also_key) {
         other = server_of(impl, c->also_key);
         buf_str(p, other == home ? &b : &b2,
@@ -886,9 +994,9 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
         }
     }
     if ((rv = read_stored(&op, &c->won)) == APR_SUCCESS
-        && (rv = read_get(&op, c->key, &c->holder, &len)) == APR_SUCCESS) {
+        && (rv = read_mg(&op, &c->holder, &len, &c->token)) == APR_SUCCESS) {
         if (c->won) {
-            c->holder = NULL; /* our own record */
+            c->holder = NULL; /* our own record (its version in token) */
         }
         if (c->also_key && !other) {
             rv = read_get(&op, c->also_key, &c->also, &c->also_len);
@@ -905,6 +1013,41 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
         *err = e2;
         rv = rv2;
     }
+    return rv;
+}
+
+/* Compare-and-set: with a token, one "ms C<cas>"; without, the version
+ * is read first (mg v c t) and the value compared. */
+static apr_status_t mc_replace(rsp_store_t *st, apr_pool_t *p, const char *key,
+                               const char *expect, const char *token,
+                               const char *value, int *replaced,
+                               const char **err)
+{
+    op_t op;
+    wbuf_t b;
+    apr_status_t rv;
+
+    *replaced = 0;
+    if ((rv = check_ready(st, err)) != APR_SUCCESS
+        || (rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (!token) {
+        const char *cur, *cmd = apr_pstrcat(p, "mg ", key, " v c t\r\n", NULL);
+        apr_size_t len;
+        if ((rv = send_all(&op, cmd, strlen(cmd))) != APR_SUCCESS
+            || (rv = read_mg(&op, &cur, &len, &token)) != APR_SUCCESS
+            || !cur || len != strlen(expect) || memcmp(cur, expect, len)) {
+            end(&op);
+            return rv;
+        }
+    }
+    memset(&b, 0, sizeof(b));
+    buf_replace(p, &b, key, token, value);
+    if ((rv = send_all(&op, b.data, b.len)) == APR_SUCCESS) {
+        rv = read_replace(&op, replaced);
+    }
+    end(&op);
     return rv;
 }
 
@@ -980,6 +1123,7 @@ const rsp_store_ops_t rsp_store_memcache_ops = {
     mc_ttl,
     mc_claim_read,
     mc_write_many,
+    mc_replace,
     mc_servers,
     mc_home,
     mc_get_at,

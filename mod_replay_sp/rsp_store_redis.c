@@ -27,6 +27,7 @@ typedef struct {
 typedef struct {
     apr_reslist_t *slots;
     char append_sha[41];     /* SHA-1 of append_lua, hex: for EVALSHA */
+    char replace_sha[41];    /* of replace_lua */
 } redis_impl_t;
 
 static apr_status_t slot_make(void **res, void *params, apr_pool_t *p)
@@ -52,6 +53,13 @@ static const char append_lua[] =
     "redis.call('APPEND', KEYS[1], ARGV[1]) "
     "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then "
     "redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 1";
+
+/* Compare-and-set keeping the expiry: one atomic step on the server. */
+static const char replace_lua[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "local t = redis.call('PTTL', KEYS[1]) "
+    "if t > 0 then redis.call('SET', KEYS[1], ARGV[2], 'PX', t) "
+    "else redis.call('SET', KEYS[1], ARGV[2]) end return 1 end return 0";
 
 /* What EVALSHA names a script by. */
 static void sha1_hex(char out[41], const char *script)
@@ -88,6 +96,7 @@ static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
     /* Waiting for a free connection is bounded like everything else. */
     apr_reslist_timeout_set(impl->slots, st->timeout);
     sha1_hex(impl->append_sha, append_lua);
+    sha1_hex(impl->replace_sha, replace_lua);
     st->impl = impl;
     return APR_SUCCESS;
 }
@@ -574,8 +583,7 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
 /* Every write pipelined: one round trip (a second one only for appends
  * whose script the server no longer has, e.g. after SCRIPT FLUSH). */
 static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
-                                     const rsp_write_t *w, int n,
-                                     const char **err)
+                                     rsp_write_t *w, int n, const char **err)
 {
     redis_impl_t *impl = st->impl;
     redisReply *r[MAX_WRITES];
@@ -588,7 +596,7 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
         return APR_EINVAL;
     }
     for (i = 0; i < n; i++) {
-        if (w[i].ttl_ms < 1) {
+        if (w[i].kind != RSP_WRITE_REPLACE && w[i].ttl_ms < 1) {
             *err = "TTL must be positive";
             return APR_EINVAL;
         }
@@ -597,13 +605,23 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
         return rv;
     }
     for (i = 0; i < n && rc == REDIS_OK; i++) {
-        rc = w[i].kind == RSP_WRITE_PUT
-            ? redisAppendCommand(s->c, "SET %s %b PX %lld", w[i].key,
-                                 w[i].value, w[i].len, (long long)w[i].ttl_ms)
-            : redisAppendCommand(s->c, "EVALSHA %s 1 %s %s %lld",
-                                 impl->append_sha, w[i].key,
-                                 apr_pstrcat(p, " ", w[i].value, NULL),
-                                 (long long)w[i].ttl_ms);
+        w[i].replaced = 0;
+        switch (w[i].kind) {
+        case RSP_WRITE_PUT:
+            rc = redisAppendCommand(s->c, "SET %s %b PX %lld", w[i].key,
+                                    w[i].value, w[i].len, (long long)w[i].ttl_ms);
+            break;
+        case RSP_WRITE_APPEND:
+            rc = redisAppendCommand(s->c, "EVALSHA %s 1 %s %s %lld",
+                                    impl->append_sha, w[i].key,
+                                    apr_pstrcat(p, " ", w[i].value, NULL),
+                                    (long long)w[i].ttl_ms);
+            break;
+        default:
+            rc = redisAppendCommand(s->c, "EVALSHA %s 1 %s %s %s",
+                                    impl->replace_sha, w[i].key, w[i].expect,
+                                    w[i].value);
+        }
     }
     if (rc != REDIS_OK) {
         *err = apr_psprintf(p, "%s: cannot format the writes", st->url->display);
@@ -617,10 +635,13 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
     }
     for (i = 0; i < n; i++) {
         redisReply *x = r[i], *again = NULL;
-        if (w[i].kind == RSP_WRITE_APPEND && is_noscript(x) && s->c) {
-            again = command(st, s, p, err, "EVAL %s 1 %s %s %lld", append_lua,
-                            w[i].key, apr_pstrcat(p, " ", w[i].value, NULL),
-                            (long long)w[i].ttl_ms);
+        if (w[i].kind != RSP_WRITE_PUT && is_noscript(x) && s->c) {
+            again = w[i].kind == RSP_WRITE_APPEND
+                ? command(st, s, p, err, "EVAL %s 1 %s %s %lld", append_lua,
+                          w[i].key, apr_pstrcat(p, " ", w[i].value, NULL),
+                          (long long)w[i].ttl_ms)
+                : command(st, s, p, err, "EVAL %s 1 %s %s %s", replace_lua,
+                          w[i].key, w[i].expect, w[i].value);
             if (!again) {
                 rv = APR_EGENERAL; /* *err set, connection dropped */
                 continue;
@@ -646,6 +667,9 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
             rv = APR_EGENERAL;
             drop(s);
         }
+        else if (w[i].kind == RSP_WRITE_REPLACE) {
+            w[i].replaced = x->integer == 1;
+        }
         if (again) {
             freeReplyObject(again);
         }
@@ -654,6 +678,25 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
         freeReplyObject(r[i]);
     }
     release(st, s);
+    return rv;
+}
+
+static apr_status_t redis_replace(rsp_store_t *st, apr_pool_t *p,
+                                  const char *key, const char *expect,
+                                  const char *token, const char *value,
+                                  int *replaced, const char **err)
+{
+    rsp_write_t w;
+    apr_status_t rv;
+
+    memset(&w, 0, sizeof(w));
+    w.kind = RSP_WRITE_REPLACE;
+    w.key = key;
+    w.expect = expect;
+    w.value = value;
+    w.ttl_ms = 1;   /* unused: the expiry is kept */
+    rv = redis_write_many(st, p, &w, 1, err);
+    *replaced = w.replaced;
     return rv;
 }
 
@@ -694,6 +737,7 @@ const rsp_store_ops_t rsp_store_redis_ops = {
     redis_ttl,
     redis_claim_read,
     redis_write_many,
+    redis_replace,
     NULL,   /* one server */
     NULL,
     NULL,

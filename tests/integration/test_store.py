@@ -231,3 +231,84 @@ def test_session_store_fails_after_claim_claim_released_503(fleet, saml, store, 
     # The same assertion was never accepted: it still signs in once.
     fleet.reset_replicas()
     sign_in(fleet, m)
+
+
+# --------------------------------------------------------------------------
+# a claim whose sign-in never completed: a retry takes it over, once
+# --------------------------------------------------------------------------
+
+def claim_left_open(fleet, saml, store):
+    """A response posted while the store is paused: 503 (the claim timed
+    out), and the claim lands once the store resumes; (minted, time of
+    the post, the record it left)."""
+    m = saml.mint()
+    store.pause_all()
+    try:
+        t0 = time.time()
+        r = post_acs(fleet.replicas[0].base_url, m.b64, relay_state=PAGE)
+        assert_fail_closed(r, "paused store")
+    finally:
+        store.resume_all()
+    deadline = time.monotonic() + RECOVERY
+    while not store.exists(m.key):
+        assert time.monotonic() < deadline, "the paused claim never landed"
+        time.sleep(0.1)
+    record = store.get(m.key)
+    record = record.decode() if isinstance(record, bytes) else record
+    return m, t0, record
+
+
+def takeover_age_s(store):
+    # 3 x ReplaySPStoreTimeout + 1 s, + 1 s: the record's time is whole seconds
+    return 3 * store.timeout_s + 2.0
+
+
+@pytest.mark.expect_log("claim_store_error", "replay_refused")
+def test_retry_takes_over_a_claim_whose_sign_in_never_completed(fleet, saml, store):
+    m, t0, record = claim_left_open(fleet, saml, store)
+    assert "&o=1" in record, record                   # open: the sign-in never completed
+    # Too soon: the sign-in that won it might still be running.
+    assert post_acs(fleet.public, m.b64, relay_state=PAGE).status_code == 403
+    time.sleep(max(0.0, t0 + takeover_age_s(store) + 0.5 - time.time()))
+    # The same browser's retry (after our Retry-After): taken over, signed in.
+    fleet.mark_logs()
+    r = post_acs(fleet.public, m.b64, relay_state=PAGE)
+    assert r.status_code == 303, (r.status_code, r.text[:300])
+    cookie = session_cookie(r)[0]
+    assert get(fleet.public + PAGE, cookie=cookie).status_code == 200
+    assert fleet.count_in_logs("RSP01044") == 1
+    done = store.get(m.key)
+    done = done.decode() if isinstance(done, bytes) else done
+    assert "o=1" not in done, done                     # completed now
+    # A completed sign-in's replay: refused, on every replica, however late.
+    for name, base in fleet.targets():
+        assert post_acs(base, m.b64, relay_state=PAGE).status_code == 403, name
+
+
+@pytest.mark.expect_log("claim_store_error", "replay_refused")
+def test_concurrent_retries_one_takes_over(fleet, saml, store):
+    import concurrent.futures
+    m, t0, _ = claim_left_open(fleet, saml, store)
+    time.sleep(max(0.0, t0 + takeover_age_s(store) + 0.5 - time.time()))
+    fleet.mark_logs()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=25) as ex:
+        codes = list(ex.map(lambda i: post_acs(fleet.public, m.b64, relay_state=PAGE).status_code,
+                            range(50)))
+    assert codes.count(303) == 1, codes
+    assert codes.count(403) == 49, codes
+    assert fleet.count_in_logs("RSP01044") == 1
+    assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == 1
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_completed_sign_in_is_never_taken_over(fleet, saml, store):
+    """A completed claim is not open: a replay long after (beyond the
+    takeover age) is refused."""
+    m = saml.mint()
+    assert post_acs(fleet.public, m.b64, relay_state=PAGE).status_code == 303
+    record = store.get(m.key)
+    record = record.decode() if isinstance(record, bytes) else record
+    assert "o=1" not in record, record
+    time.sleep(takeover_age_s(store) + 0.5)
+    for name, base in fleet.targets():
+        assert post_acs(base, m.b64, relay_state=PAGE).status_code == 403, name

@@ -886,3 +886,100 @@ void check_write_many(rsp_store_t *st)
     ck_assert_int_ne(rsp_store_write_many(st, pool, w, 3, &err), APR_SUCCESS);
     ck_assert_msg(err && *err, "no error text");
 }
+
+typedef struct {
+    rsp_store_t *st;
+    apr_pool_t *p;
+    int id;
+    int replaced;
+    apr_status_t rv;
+} replacer_t;
+
+static void *APR_THREAD_FUNC replacer(apr_thread_t *t, void *data)
+{
+    replacer_t *a = data;
+    const char *err = NULL;
+
+    a->rv = rsp_store_replace(a->st, a->p, "rp:race", "open", NULL,
+                              apr_psprintf(a->p, "taken-by-%d", a->id),
+                              &a->replaced, &err);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+#define REPLACERS 6
+
+void check_replace(rsp_store_t *st)
+{
+    rsp_claim_read_t c;
+    rsp_write_t w;
+    replacer_t a[REPLACERS];
+    apr_thread_t *th[REPLACERS];
+    const char *err = NULL;
+    apr_int64_t ttl = 0;
+    apr_size_t len;
+    int replaced = -1, i, n = 0, winners = 0;
+
+    /* Compare-and-set by value; the expiry is kept. */
+    put_ok(st, "rp:k", "old", 3, 60000);
+    ck_assert_int_eq(rsp_store_replace(st, pool, "rp:k", "old", NULL, "new",
+                                       &replaced, &err), APR_SUCCESS);
+    ck_assert_int_eq(replaced, 1);
+    ck_assert_str_eq(get_ok(st, "rp:k", &len), "new");
+    ck_assert_int_eq(rsp_store_ttl(st, pool, "rp:k", &ttl, &err), APR_SUCCESS);
+    ck_assert_msg(ttl > 50000 && ttl <= 62000, "expiry not kept: %lld",
+                  (long long)ttl);
+    ck_assert_int_eq(rsp_store_replace(st, pool, "rp:k", "old", NULL, "newer",
+                                       &replaced, &err), APR_SUCCESS);
+    ck_assert_int_eq(replaced, 0);
+    ck_assert_str_eq(get_ok(st, "rp:k", &len), "new");
+    ck_assert_int_eq(rsp_store_replace(st, pool, "rp:absent", "old", NULL, "x",
+                                       &replaced, &err), APR_SUCCESS);
+    ck_assert_int_eq(replaced, 0);
+    ck_assert_ptr_null(get_ok(st, "rp:absent", &len));
+
+    /* The version read with a claim, in a batch: once, not twice. */
+    memset(&c, 0, sizeof(c));
+    c.key = "rp:claim";
+    c.value = "open";
+    c.ttl_ms = 60000;
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_int_eq(c.won, 1);
+    memset(&w, 0, sizeof(w));
+    w.kind = RSP_WRITE_REPLACE;
+    w.key = "rp:claim";
+    w.expect = "open";
+    w.token = c.token;
+    w.value = "done";
+    ck_assert_int_eq(rsp_store_write_many(st, pool, &w, 1, &err), APR_SUCCESS);
+    ck_assert_int_eq(w.replaced, 1);
+    ck_assert_str_eq(get_ok(st, "rp:claim", &len), "done");
+    w.value = "again";
+    ck_assert_int_eq(rsp_store_write_many(st, pool, &w, 1, &err), APR_SUCCESS);
+    ck_assert_int_eq(w.replaced, 0);
+    ck_assert_str_eq(get_ok(st, "rp:claim", &len), "done");
+
+    /* Concurrent replacements of one version: exactly one lands. */
+    put_ok(st, "rp:race", "open", 4, 60000);
+    for (i = 0; i < REPLACERS; i++) {
+        a[i].st = st;
+        a[i].id = i;
+        a[i].replaced = 0;
+        a[i].rv = APR_EGENERAL;
+        ck_assert_int_eq(apr_pool_create(&a[i].p, pool), APR_SUCCESS);
+        if (apr_thread_create(&th[i], NULL, replacer, &a[i], pool) != APR_SUCCESS) {
+            break;
+        }
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        apr_status_t trv;
+        apr_thread_join(&trv, th[i]);
+        ck_assert_int_eq(a[i].rv, APR_SUCCESS);
+        winners += a[i].replaced;
+    }
+    ck_assert_int_eq(n, REPLACERS);
+    ck_assert_int_eq(winners, 1);
+    ck_assert_msg(strncmp(get_ok(st, "rp:race", &len), "taken-by-", 9) == 0,
+                  "no replacement landed");
+}

@@ -145,6 +145,9 @@ void check_append(rsp_store_t *st);
 void check_claim_read(rsp_store_t *st);
 /* rsp_store_write_many: appends and a put, in one call. */
 void check_write_many(rsp_store_t *st);
+/* rsp_store_replace: by value, by the version read with a claim, and
+ * concurrently (exactly one lands). */
+void check_replace(rsp_store_t *st);
 /* put key (TTL), then get: the same bytes. */
 void check_round_trip(rsp_store_t *st, const char *key, const char *value,
                       apr_size_t len);

@@ -9,6 +9,7 @@
 #include "rsp_claim.h"
 #include "rsp_logout_index.h"
 #include "rsp_pending.h"
+#include "rsp_signin.h"
 #include "rsp_util.h"
 
 #define HASH_A "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
@@ -51,6 +52,57 @@ START_TEST(test_claim_round_trip)
 }
 END_TEST
 
+START_TEST(test_claim_open)
+{
+    rsp_claim_rec_t in = {"r1", apr_time_from_sec(1764581000), NULL}, out;
+    const char *rec;
+
+    /* an ACS's claim while its sign-in runs: open; completed: not */
+    in.session_hash = HASH_A;
+    in.open = 1;
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_ptr_nonnull(strstr(rec, "&o=1"));
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_int_eq(out.open, 1);
+    in.open = 0;
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_ptr_null(strstr(rec, "o="));
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_int_eq(out.open, 0);
+    /* what earlier versions wrote is complete: never taken over */
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, "v=1&r=h&t=17&s=" HASH_A),
+                     APR_SUCCESS);
+    ck_assert_int_eq(out.open, 0);
+    /* given twice: not open (never taken over) */
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, "v=1&r=h&t=17&o=1&o=1"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(out.open, 0);
+}
+END_TEST
+
+START_TEST(test_claim_take_over_rule)
+{
+    rsp_claim_rec_t rec;
+    apr_time_t now = apr_time_from_sec(1764581000);
+    apr_interval_time_t age = apr_time_from_sec(4);
+
+    memset(&rec, 0, sizeof(rec));
+    rec.replica = "r1";
+    rec.open = 1;
+    /* claimed is whole seconds: age + 1 s must have passed */
+    rec.claimed = now - apr_time_from_sec(6);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 1);
+    rec.claimed = now - apr_time_from_sec(5);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    rec.claimed = now;
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    /* a completed sign-in's claim: never, however old */
+    rec.open = 0;
+    rec.claimed = now - apr_time_from_sec(86400);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+}
+END_TEST
+
 START_TEST(test_claim_malformed)
 {
     static const char *const bad[] = {
@@ -58,7 +110,8 @@ START_TEST(test_claim_malformed)
         "v=1&r=a&t=", "v=1&r=a&t=x", "v=1&r=a&t=-1", "v=1&r=a&t=1&s=short",
         "v=1&r=a&t=1&s=" HASH_A "x", "v=1&r=a&r=b&t=1", "v=1&r=a&t=1&t=2",
         "v=1&r=%zz&t=1", "v=1&r=a&t=1&cn=x", "v=1&r=a&t=1&ch=" HASH_A,
-        "v=1&r=a&t=1&cn=x&ch=nothash"};
+        "v=1&r=a&t=1&cn=x&ch=nothash", "v=1&r=a&t=1&o=0", "v=1&r=a&t=1&o=yes",
+        "v=1&r=a&t=1&o="};
     rsp_claim_rec_t out;
     apr_size_t i;
 
@@ -185,6 +238,8 @@ static Suite *claim_suite(void)
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_claim_round_trip);
     tcase_add_test(tc, test_claim_malformed);
+    tcase_add_test(tc, test_claim_open);
+    tcase_add_test(tc, test_claim_take_over_rule);
     tcase_add_test(tc, test_index_keys);
     tcase_add_test(tc, test_index_entries);
     tcase_add_test(tc, test_pending_round_trip);

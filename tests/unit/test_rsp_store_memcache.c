@@ -918,6 +918,14 @@ START_TEST(test_write_many)
 }
 END_TEST
 
+START_TEST(test_replace)
+{
+    rsp_store_t *st = store_ab(T_NORMAL, 4);
+
+    check_replace(st);
+}
+END_TEST
+
 START_TEST(test_append)
 {
     rsp_store_t *st = store_ab(T_NORMAL, 4);
@@ -1526,6 +1534,7 @@ static Suite *store_memcache_suite(void)
     tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_claim_read);
     tcase_add_test(tc, test_write_many);
+    tcase_add_test(tc, test_replace);
     tcase_add_test(tc, test_ttl);
     tcase_add_test(tc, test_del_if_equal_cas);
     tcase_add_test(tc, test_info);

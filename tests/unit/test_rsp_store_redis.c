@@ -456,6 +456,15 @@ START_TEST(test_write_many)
 }
 END_TEST
 
+START_TEST(test_replace)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL,
+                                 APPEND_CONNS);
+
+    check_replace(st);
+}
+END_TEST
+
 START_TEST(test_write_many_after_script_flush)
 {
     redisContext *raw = raw_connect();
@@ -1171,6 +1180,7 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_append);
     tcase_add_test(tc, test_claim_read);
     tcase_add_test(tc, test_write_many);
+    tcase_add_test(tc, test_replace);
     tcase_add_test(tc, test_write_many_after_script_flush);
     tcase_add_test(tc, test_ttl);
     tcase_add_test(tc, test_info);
