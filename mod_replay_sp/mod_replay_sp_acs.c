@@ -110,7 +110,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     apr_time_t now;
     apr_status_t rv;
     char *body;
-    int rc, deleted = 0;
+    int rc, won, deleted = 0;
 
     if (r->method_number != M_POST) {
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_POST, -1);
@@ -286,13 +286,15 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     writes[3].expect = claim.value;
     writes[3].token = claim.token;
     writes[3].value = claim.done_value;
-    rv = rsp_store_write_many(st, r->pool, writes, claim.taken_over ? 3 : 4,
-                              &err);
-    if (rv == APR_SUCCESS && claim.taken_over) {
+    /* An audited fail-open has no claim to complete. */
+    won = claim.verdict == RSP_CLAIM_WON;
+    rv = rsp_store_write_many(st, r->pool, writes,
+                              won && !claim.taken_over ? 4 : 3, &err);
+    if (rv == APR_SUCCESS && won && claim.taken_over) {
         rv = rsp_store_replace(st, r->pool, claim.key, claim.value, NULL,
                                claim.done_value, &writes[3].replaced, &err);
     }
-    if (rv == APR_SUCCESS && !writes[3].replaced) {
+    if (rv == APR_SUCCESS && won && !writes[3].replaced) {
         /* Taken over by a retry (it saw our claim as never completed), or
          * gone: that retry's sign-in is the one that counts. */
         int gone = 0;
@@ -304,6 +306,15 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                       " ms): issuer=%s assertion=%s replica=%s; no session "
                       "issued", apr_time_as_msec(takeover_age(st)), a->issuer,
                       claim.assertion_hash, replica);
+        return rsp_unavailable(r);
+    }
+    if (rv != APR_SUCCESS && !won) {
+        /* fail-open: no claim of ours to release */
+        RSP_COUNT(store_errors);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01005)
+                      "sign-in refused, session could not be stored: "
+                      "issuer=%s assertion=%s replica=%s: %s; no claim",
+                      a->issuer, claim.assertion_hash, replica, err);
         return rsp_unavailable(r);
     }
     if (rv != APR_SUCCESS) {

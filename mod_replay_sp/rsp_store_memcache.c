@@ -688,8 +688,8 @@ static apr_status_t read_stored(op_t *op, int *stored)
 }
 
 /* The reply to "mg key v c t": VA <len> c<cas> t<ttl> + data, or EN.
- * *token: "C<cas> T<ttl + 1>" (what a compare-and-set of this version
- * sends: the remaining TTL, rounded up), NULL when absent. */
+ * *token: "C<cas> T<ttl>" (what a compare-and-set of this version sends,
+ * keeping its expiry), NULL when absent. */
 static apr_status_t read_mg(op_t *op, const char **value, apr_size_t *len,
                             const char **token)
 {
@@ -732,10 +732,12 @@ static apr_status_t read_mg(op_t *op, const char **value, apr_size_t *len,
     }
     *value = data;
     *len = n;
+    /* T<t> sets the expiry to memcached's clock + t: the same second it
+     * had (a later one if its clock ticked in between, never an earlier
+     * one). */
     *token = !strcmp(ttl, "-1")
         ? apr_psprintf(op->p, "C%s", cas)
-        : apr_psprintf(op->p, "C%s T%" APR_INT64_T_FMT, cas,
-                       apr_strtoi64(ttl, NULL, 10) + 1);
+        : apr_psprintf(op->p, "C%s T%s", cas, ttl);
     return APR_SUCCESS;
 }
 

@@ -45,6 +45,7 @@ import rsp_testidp  # noqa: E402
 
 SP_ENTITY_ID = "https://sp.bench.example/saml/metadata"
 IDP_ENTITY_ID = "https://idp.bench.example/idp"
+SIGNING_IDP_ENTITY_ID = "https://signed-requests.bench.example/idp"
 CLIENTS = 8
 VALGRIND_START_TIMEOUT = 180.0
 # The function whose every call is one request (httpd 2.4, any MPM).
@@ -82,11 +83,15 @@ class Setup:
         self.rc = self.redis.client()
         self.idp = rsp_testidp.TestIdP(os.path.join(workdir, "idp"),
                                        entity_id=IDP_ENTITY_ID)
+        # an IdP whose metadata asks for signed AuthnRequests
+        self.signing_idp = rsp_testidp.TestIdP(os.path.join(workdir, "idp-signed"),
+                                               entity_id=SIGNING_IDP_ENTITY_ID,
+                                               want_authn_requests_signed=True)
         d = harness.make_dir(os.path.join(workdir, "sp"))
         key, cert = rsp_testidp.make_keypair(d, "sp", "bench sp")
         os.chmod(key, 0o644)   # children run as www-data
         self.sp = {"entity_id": SP_ENTITY_ID, "key_file": key, "cert_file": cert,
-                   "idp_metadata": [self.idp.metadata_path]}
+                   "idp_metadata": [self.idp.metadata_path, self.signing_idp.metadata_path]}
 
     def mint(self, acs_url, **kw):
         return self.idp.mint(SP_ENTITY_ID, acs_url,
@@ -226,6 +231,11 @@ def section_instructions(setup, module, workdir, quick):
         pending = []
         results.append(("SP-initiated: login GET",
                         cg.measure(lambda: pending.append(login()), n)))
+        import urllib.parse
+        signed_login = "/saml/login?IdP=" + urllib.parse.quote(SIGNING_IDP_ENTITY_ID, safe="")
+        get(signed_login, expect=302)
+        results.append(("SP-initiated: login GET, AuthnRequest signed",
+                        cg.measure(lambda: get(signed_login, expect=302), n)))
         answers = [(setup.mint(acs, in_response_to=rid), relay) for rid, relay in pending]
         results.append(("SP-initiated: ACS POST",
                         cg.measure(lambda: post(*answers.pop()), n)))

@@ -373,7 +373,8 @@ def test_claim_is_one_add_with_its_expiry_nothing_read_before(fleet, saml, store
     with expiry ceil(window_end - now + skew) + the module's margin (1 s,
     for memcached's once-a-second clock); the replay's ``add`` is
     refused, then one ``get`` names the first claimant (each add is
-    followed by that read, in the same pipeline). The session is a
+    followed by that read, in the same pipeline); the won sign-in
+    completes its claim with one ``cas`` (after its session). The session is a
     ``set`` with the session lifetime, after the claim was won."""
     m = saml.mint(not_on_or_after_offset=240, scd_not_on_or_after_offset=300)
     w = MemcacheWatch(store.servers[0])
@@ -389,6 +390,7 @@ def test_claim_is_one_add_with_its_expiry_nothing_read_before(fleet, saml, store
     assert on_claim == [
         ("item_get", None, "not_found"), ("item_store", "add", "stored"),         # first post
         ("item_get", None, "found"),               # read with it (never the verdict)
+        ("item_get", None, "found"), ("item_store", "cas", "stored"),  # completed: compare-and-set
         ("item_get", None, "found"), ("item_store", "add", "not_stored"),         # the replay
         ("item_get", None, "found"),                                              # who claimed it
     ], on_claim

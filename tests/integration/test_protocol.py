@@ -12,7 +12,8 @@ import pytest
 import harness
 from harness import Httpd, RedisClient, post_acs, session_cookie
 
-CMD_RE = re.compile(r'^\+?[\d.]+ \[\d+ [^\]]+\] (.*)$')
+# what clients send (the commands a script runs are listed as "[db lua]")
+CMD_RE = re.compile(r'^\+?[\d.]+ \[\d+ (?!lua\])[^\]]+\] (.*)$')
 
 
 def parse_args(rest):
@@ -68,12 +69,22 @@ def test_claim_is_one_set_nx_px_with_nothing_read_before(fleet, saml, redis):
         commands = mon.stop()
     assert (first.status_code, second.status_code) == (303, 403)
     on_claim = naming(commands, m.key)
-    # Each post: one write on the claim key, SET NX PX, whose reply is the
-    # verdict; then a GET, pipelined with it (to name the first claimant in
-    # a replay's log line; never part of the verdict). Nothing before it.
-    assert [c[0].upper() for c in on_claim] == ["SET", "GET", "SET", "GET"], on_claim
-    for c in (on_claim[0], on_claim[2]):
+    # Each post: SET NX PX on the claim key, whose reply is the verdict,
+    # then a GET pipelined with it (to name the first claimant in a
+    # replay's log line; never part of the verdict). Nothing before it. The
+    # won sign-in completes its claim last, with a compare-and-set script.
+    # (EVALSHA, and EVAL with the script's text when the server did not
+    # have it yet)
+    names = [c[0].upper() for c in on_claim]
+    completion = names[2:-2]
+    assert names[:2] == ["SET", "GET"] and names[-2:] == ["SET", "GET"], on_claim
+    assert completion in (["EVALSHA"], ["EVALSHA", "EVAL"]), on_claim
+    for c in (on_claim[0], on_claim[-2]):
         assert [a.upper() for a in c[3:5]] == ["NX", "PX"] and int(c[5]) > 0, c
+    for c in on_claim[2:-2]:
+        # EVAL[SHA] script 1 key expected new: ours, open -> completed
+        assert c[3] == m.key and c[4] == on_claim[0][2] and "o=1" in c[4], c
+        assert "o=1" not in c[5], c
     # The session is written after the claim was won, under the hash of the
     # cookie value, never the value itself.
     cookie, _ = session_cookie(first)
