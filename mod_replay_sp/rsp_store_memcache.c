@@ -338,6 +338,155 @@ static apr_status_t expiry(apr_int64_t ttl_ms, apr_int64_t *exp, const char **er
     return APR_SUCCESS;
 }
 
+/* ---- pipelines: several commands written at once, replies read in
+ * order; one round trip per server. ---- */
+
+typedef struct {
+    char *data;
+    apr_size_t len, cap;
+} wbuf_t;
+
+static void buf_add(apr_pool_t *p, wbuf_t *b, const void *d, apr_size_t n)
+{
+    if (b->len + n > b->cap) {
+        apr_size_t cap = (b->len + n) * 2 + 256;
+        char *nd = apr_palloc(p, cap);
+        if (b->len) {
+            memcpy(nd, b->data, b->len);
+        }
+        b->data = nd;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, d, n);
+    b->len += n;
+}
+
+static void buf_str(apr_pool_t *p, wbuf_t *b, const char *s)
+{
+    buf_add(p, b, s, strlen(s));
+}
+
+/* "add|set|append key 0 exp len" CRLF data CRLF */
+static void buf_store(apr_pool_t *p, wbuf_t *b, const char *verb,
+                      const char *key, apr_int64_t exp, const char *data,
+                      apr_size_t len)
+{
+    buf_str(p, b, apr_psprintf(p, "%s %s 0 %" APR_INT64_T_FMT " %"
+                               APR_SIZE_T_FMT "\r\n", verb, key, exp, len));
+    buf_add(p, b, data, len);
+    buf_add(p, b, "\r\n", 2);
+}
+
+/* The reply to "mg key v c t" (or, ttl NULL, "mg key v c"): VA <len>
+ * c<cas> [t<ttl>] + data, or EN (*value NULL). *cas and *ttl: the version
+ * and the seconds left (-1: no expiry); each required when asked for. */
+static apr_status_t read_mg(op_t *op, const char **value, apr_size_t *len,
+                            const char **cas, const char **ttl)
+{
+    const char *line, *t = NULL;
+    char *state, *tok, *copy, *data, *e;
+    apr_size_t n = 0;
+    apr_status_t rv;
+    int i = 0;
+
+    *value = *cas = NULL;
+    if (ttl) {
+        *ttl = NULL;
+    }
+    *len = 0;
+    if ((rv = read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "EN")) {
+        return rv;
+    }
+    if (strncmp(line, "VA ", 3) != 0) {
+        return unexpected(op, line);
+    }
+    copy = apr_pstrdup(op->p, line + 3);
+    for (tok = apr_strtok(copy, " ", &state); tok;
+         tok = apr_strtok(NULL, " ", &state), i++) {
+        if (i == 0) {
+            n = (apr_size_t)apr_strtoi64(tok, &e, 10);
+            if (*e || n > MC_MAX_VALUE) {
+                return unexpected(op, line);
+            }
+        }
+        else if (tok[0] == 'c' && tok[1]) {
+            *cas = tok + 1;
+        }
+        else if (tok[0] == 't' && tok[1]) {
+            t = tok + 1;
+        }
+    }
+    if (!*cas || (ttl && !t)) {
+        return unexpected(op, line);
+    }
+    if (ttl) {
+        *ttl = t;
+    }
+    if ((rv = read_data(op, n, &data)) != APR_SUCCESS) {
+        return rv;
+    }
+    *value = data;
+    *len = n;
+    return APR_SUCCESS;
+}
+
+/* What a compare-and-set of the version read_mg saw sends: "C<cas>
+ * T<ttl>". T<t> sets the expiry to memcached's clock + t: the same second
+ * it had (a later one if its clock ticked in between, never an earlier
+ * one). NULL when nothing was read. */
+static const char *version_token(apr_pool_t *p, const char *cas, const char *ttl)
+{
+    if (!cas) {
+        return NULL;
+    }
+    return !strcmp(ttl, "-1") ? apr_psprintf(p, "C%s", cas)
+                              : apr_psprintf(p, "C%s T%s", cas, ttl);
+}
+
+/* One of two replies: *yes 1 for the first, 0 for no or no2 (NULL: none);
+ * anything else fails the operation. */
+static apr_status_t read_outcome(op_t *op, const char *yes, const char *no,
+                                 const char *no2, int *out)
+{
+    const char *line;
+    apr_status_t rv = read_line(op, &line);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (!strcmp(line, yes)) {
+        *out = 1;
+    }
+    else if (!strcmp(line, no) || (no2 && !strcmp(line, no2))) {
+        *out = 0;
+    }
+    else {
+        return unexpected(op, line);
+    }
+    return APR_SUCCESS;
+}
+
+/* "ms key len <token>" data: HD (replaced), EX or NF (not). */
+static void buf_replace(apr_pool_t *p, wbuf_t *b, const char *key,
+                        const char *token, const char *value)
+{
+    buf_str(p, b, apr_psprintf(p, "ms %s %" APR_SIZE_T_FMT " %s\r\n", key,
+                               strlen(value), token));
+    buf_str(p, b, value);
+    buf_add(p, b, "\r\n", 2);
+}
+
+/* STORED (1) or NOT_STORED (0); anything else fails the operation. */
+static apr_status_t read_stored(op_t *op, int *stored)
+{
+    return read_outcome(op, "STORED", "NOT_STORED", NULL, stored);
+}
+
+static apr_status_t read_replace(op_t *op, int *replaced)
+{
+    return read_outcome(op, "HD", "EX", "NF", replaced);
+}
+
 /* add or set: one storage command, "STORED" or not. */
 static apr_status_t store_cmd(rsp_store_t *st, apr_pool_t *p, const char *cmd,
                               const char *key, const char *value,
@@ -345,9 +494,9 @@ static apr_status_t store_cmd(rsp_store_t *st, apr_pool_t *p, const char *cmd,
                               const char **err)
 {
     op_t op;
+    wbuf_t b;
     apr_int64_t exp;
     apr_status_t rv;
-    const char *line;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS
         || (rv = expiry(ttl_ms, &exp, err)) != APR_SUCCESS) {
@@ -360,21 +509,10 @@ static apr_status_t store_cmd(rsp_store_t *st, apr_pool_t *p, const char *cmd,
     if ((rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
         return rv;
     }
-    line = apr_psprintf(p, "%s %s 0 %" APR_INT64_T_FMT " %" APR_SIZE_T_FMT
-                        "\r\n", cmd, key, exp, len);
-    if ((rv = send_all(&op, line, strlen(line))) == APR_SUCCESS
-        && (rv = send_all(&op, value, len)) == APR_SUCCESS
-        && (rv = send_all(&op, "\r\n", 2)) == APR_SUCCESS
-        && (rv = read_line(&op, &line)) == APR_SUCCESS) {
-        if (!strcmp(line, "STORED")) {
-            *stored = 1;
-        }
-        else if (!strcmp(line, "NOT_STORED")) {
-            *stored = 0;
-        }
-        else {
-            rv = unexpected(&op, line);
-        }
+    memset(&b, 0, sizeof(b));
+    buf_store(p, &b, cmd, key, exp, value, len);
+    if ((rv = send_all(&op, b.data, b.len)) == APR_SUCCESS) {
+        rv = read_stored(&op, stored);
     }
     end(&op);
     return rv;
@@ -470,9 +608,9 @@ static apr_status_t mc_get(rsp_store_t *st, apr_pool_t *p, const char *key,
     return get_on(st, p, server_of(st->impl, key), key, value, len, err);
 }
 
-static apr_status_t mc_get_at(rsp_store_t *st, apr_pool_t *p, int server,
-                              const char *key, const char **value,
-                              apr_size_t *len, const char **err)
+/* Server number server (0..N-1, URL order). */
+static apr_status_t server_at(rsp_store_t *st, int server, server_t **sv,
+                              const char **err)
 {
     mc_impl_t *impl = st->impl;
     apr_status_t rv;
@@ -484,7 +622,18 @@ static apr_status_t mc_get_at(rsp_store_t *st, apr_pool_t *p, int server,
         *err = "no such memcached server";
         return APR_EINVAL;
     }
-    return get_on(st, p, &impl->servers[server], key, value, len, err);
+    *sv = &impl->servers[server];
+    return APR_SUCCESS;
+}
+
+static apr_status_t mc_get_at(rsp_store_t *st, apr_pool_t *p, int server,
+                              const char *key, const char **value,
+                              apr_size_t *len, const char **err)
+{
+    server_t *sv;
+    apr_status_t rv = server_at(st, server, &sv, err);
+
+    return rv != APR_SUCCESS ? rv : get_on(st, p, sv, key, value, len, err);
 }
 
 /* mg key t: "HD t<seconds>" (t-1: no expiry) or "EN" (absent). */
@@ -528,66 +677,23 @@ static apr_status_t del_on(rsp_store_t *st, apr_pool_t *p, server_t *sv,
 {
     op_t op;
     apr_status_t rv;
-    const char *line, *cmd, *cas = NULL;
-    char *data = NULL;
+    const char *cmd, *data, *cas;
+    apr_size_t n;
 
     if ((rv = begin(&op, st, sv, p, err)) != APR_SUCCESS) {
         return rv;
     }
     *deleted = 0;
     cmd = apr_pstrcat(p, "mg ", key, " v c\r\n", NULL);
-    if ((rv = send_all(&op, cmd, strlen(cmd))) != APR_SUCCESS
-        || (rv = read_line(&op, &line)) != APR_SUCCESS) {
-        goto done;
-    }
-    if (!strcmp(line, "EN")) {
-        goto done; /* absent: nothing of ours to release */
-    }
-    if (strncmp(line, "VA ", 3) != 0) {
-        rv = unexpected(&op, line);
-        goto done;
-    }
-    {
-        char *state, *tok, *copy = apr_pstrdup(p, line + 3);
-        apr_size_t n = 0;
-        int i = 0;
-        for (tok = apr_strtok(copy, " ", &state); tok;
-             tok = apr_strtok(NULL, " ", &state), i++) {
-            if (i == 0) {
-                char *e;
-                n = (apr_size_t)apr_strtoi64(tok, &e, 10);
-                if (*e || n > MC_MAX_VALUE) {
-                    rv = unexpected(&op, line);
-                    goto done;
-                }
-            }
-            else if (tok[0] == 'c' && tok[1]) {
-                cas = tok + 1;
-            }
-        }
-        if (!cas) {
-            rv = unexpected(&op, line);
-            goto done;
-        }
-        if ((rv = read_data(&op, n, &data)) != APR_SUCCESS) {
-            goto done;
-        }
-        if (n != strlen(value) || memcmp(data, value, n) != 0) {
-            goto done; /* someone else's now */
+    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS
+        && (rv = read_mg(&op, &data, &n, &cas, NULL)) == APR_SUCCESS
+        /* absent, or someone else's now: nothing of ours to release */
+        && data && n == strlen(value) && memcmp(data, value, n) == 0) {
+        cmd = apr_pstrcat(p, "md ", key, " C", cas, "\r\n", NULL);
+        if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS) {
+            rv = read_outcome(&op, "HD", "EX", "NF", deleted);
         }
     }
-    cmd = apr_pstrcat(p, "md ", key, " C", cas, "\r\n", NULL);
-    if ((rv = send_all(&op, cmd, strlen(cmd))) != APR_SUCCESS
-        || (rv = read_line(&op, &line)) != APR_SUCCESS) {
-        goto done;
-    }
-    if (!strcmp(line, "HD")) {
-        *deleted = 1;
-    }
-    else if (strcmp(line, "EX") && strcmp(line, "NF")) {
-        rv = unexpected(&op, line);
-    }
-done:
     end(&op);
     return rv;
 }
@@ -610,167 +716,16 @@ static apr_status_t mc_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
                                        const char *value, int *deleted,
                                        const char **err)
 {
-    mc_impl_t *impl = st->impl;
-    apr_status_t rv;
+    server_t *sv;
+    apr_status_t rv = server_at(st, server, &sv, err);
 
     *deleted = 0;
-    if ((rv = check_ready(st, err)) != APR_SUCCESS) {
-        return rv;
-    }
-    if (server < 0 || server >= impl->n) {
-        *err = "no such memcached server";
-        return APR_EINVAL;
-    }
-    return del_on(st, p, &impl->servers[server], key, value, deleted, err);
+    return rv != APR_SUCCESS ? rv : del_on(st, p, sv, key, value, deleted, err);
 }
 
 /* "stats" or "stats <section>" of every server, each block introduced by
  * a line "server host:port". A server that cannot answer gets a block
  * with one line "error <why>"; the call fails only if none answers. */
-/* ---- pipelines: several commands written at once, replies read in
- * order; one round trip per server. ---- */
-
-typedef struct {
-    char *data;
-    apr_size_t len, cap;
-} wbuf_t;
-
-static void buf_add(apr_pool_t *p, wbuf_t *b, const void *d, apr_size_t n)
-{
-    if (b->len + n > b->cap) {
-        apr_size_t cap = (b->len + n) * 2 + 256;
-        char *nd = apr_palloc(p, cap);
-        if (b->len) {
-            memcpy(nd, b->data, b->len);
-        }
-        b->data = nd;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, d, n);
-    b->len += n;
-}
-
-static void buf_str(apr_pool_t *p, wbuf_t *b, const char *s)
-{
-    buf_add(p, b, s, strlen(s));
-}
-
-/* "add|set|append key 0 exp len" CRLF data CRLF */
-static void buf_store(apr_pool_t *p, wbuf_t *b, const char *verb,
-                      const char *key, apr_int64_t exp, const char *data,
-                      apr_size_t len)
-{
-    buf_str(p, b, apr_psprintf(p, "%s %s 0 %" APR_INT64_T_FMT " %"
-                               APR_SIZE_T_FMT "\r\n", verb, key, exp, len));
-    buf_add(p, b, data, len);
-    buf_add(p, b, "\r\n", 2);
-}
-
-/* STORED (1) or NOT_STORED (0); anything else fails the operation. */
-static apr_status_t read_stored(op_t *op, int *stored)
-{
-    const char *line;
-    apr_status_t rv = read_line(op, &line);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    if (!strcmp(line, "STORED")) {
-        *stored = 1;
-    }
-    else if (!strcmp(line, "NOT_STORED")) {
-        *stored = 0;
-    }
-    else {
-        return unexpected(op, line);
-    }
-    return APR_SUCCESS;
-}
-
-/* The reply to "mg key v c t": VA <len> c<cas> t<ttl> + data, or EN.
- * *token: "C<cas> T<ttl>" (what a compare-and-set of this version sends,
- * keeping its expiry), NULL when absent. */
-static apr_status_t read_mg(op_t *op, const char **value, apr_size_t *len,
-                            const char **token)
-{
-    const char *line, *cas = NULL, *ttl = NULL;
-    char *state, *tok, *copy, *data, *e;
-    apr_size_t n = 0;
-    apr_status_t rv;
-    int i = 0;
-
-    *value = NULL;
-    *len = 0;
-    *token = NULL;
-    if ((rv = read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "EN")) {
-        return rv;
-    }
-    if (strncmp(line, "VA ", 3) != 0) {
-        return unexpected(op, line);
-    }
-    copy = apr_pstrdup(op->p, line + 3);
-    for (tok = apr_strtok(copy, " ", &state); tok;
-         tok = apr_strtok(NULL, " ", &state), i++) {
-        if (i == 0) {
-            n = (apr_size_t)apr_strtoi64(tok, &e, 10);
-            if (*e || n > MC_MAX_VALUE) {
-                return unexpected(op, line);
-            }
-        }
-        else if (tok[0] == 'c' && tok[1]) {
-            cas = tok + 1;
-        }
-        else if (tok[0] == 't' && tok[1]) {
-            ttl = tok + 1;
-        }
-    }
-    if (!cas || !ttl) {
-        return unexpected(op, line);
-    }
-    if ((rv = read_data(op, n, &data)) != APR_SUCCESS) {
-        return rv;
-    }
-    *value = data;
-    *len = n;
-    /* T<t> sets the expiry to memcached's clock + t: the same second it
-     * had (a later one if its clock ticked in between, never an earlier
-     * one). */
-    *token = !strcmp(ttl, "-1")
-        ? apr_psprintf(op->p, "C%s", cas)
-        : apr_psprintf(op->p, "C%s T%s", cas, ttl);
-    return APR_SUCCESS;
-}
-
-/* "ms key len <token>" data: HD (replaced), EX or NF (not). */
-static void buf_replace(apr_pool_t *p, wbuf_t *b, const char *key,
-                        const char *token, const char *value)
-{
-    buf_str(p, b, apr_psprintf(p, "ms %s %" APR_SIZE_T_FMT " %s\r\n", key,
-                               strlen(value), token));
-    buf_str(p, b, value);
-    buf_add(p, b, "\r\n", 2);
-}
-
-static apr_status_t read_replace(op_t *op, int *replaced)
-{
-    const char *line;
-    apr_status_t rv = read_line(op, &line);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    if (!strcmp(line, "HD")) {
-        *replaced = 1;
-    }
-    else if (!strcmp(line, "EX") || !strcmp(line, "NF")) {
-        *replaced = 0;
-    }
-    else {
-        return unexpected(op, line);
-    }
-    return APR_SUCCESS;
-}
-
 /* An append to the logout index, as three pipelined commands: add the
  * key empty (NOT_STORED when it exists: either is fine), append the item
  * (atomic: concurrent appends all land), then set its expiry (mg T: the
@@ -962,7 +917,7 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
     apr_int64_t exp;
     apr_size_t len;
     apr_status_t rv, rv2 = APR_SUCCESS;
-    const char *e2 = NULL;
+    const char *e2 = NULL, *cas, *ttl;
     int started2 = 0;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS
@@ -996,7 +951,8 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
         }
     }
     if ((rv = read_stored(&op, &c->won)) == APR_SUCCESS
-        && (rv = read_mg(&op, &c->holder, &len, &c->token)) == APR_SUCCESS) {
+        && (rv = read_mg(&op, &c->holder, &len, &cas, &ttl)) == APR_SUCCESS) {
+        c->token = version_token(p, cas, ttl);
         if (c->won) {
             c->holder = NULL; /* our own record (its version in token) */
         }
@@ -1035,14 +991,16 @@ static apr_status_t mc_replace(rsp_store_t *st, apr_pool_t *p, const char *key,
         return rv;
     }
     if (!token) {
-        const char *cur, *cmd = apr_pstrcat(p, "mg ", key, " v c t\r\n", NULL);
+        const char *cur, *cas, *ttl;
+        const char *cmd = apr_pstrcat(p, "mg ", key, " v c t\r\n", NULL);
         apr_size_t len;
         if ((rv = send_all(&op, cmd, strlen(cmd))) != APR_SUCCESS
-            || (rv = read_mg(&op, &cur, &len, &token)) != APR_SUCCESS
+            || (rv = read_mg(&op, &cur, &len, &cas, &ttl)) != APR_SUCCESS
             || !cur || len != strlen(expect) || memcmp(cur, expect, len)) {
             end(&op);
             return rv;
         }
+        token = version_token(p, cas, ttl);
     }
     memset(&b, 0, sizeof(b));
     buf_replace(p, &b, key, token, value);

@@ -470,35 +470,6 @@ static apr_status_t redis_del_if_equal(rsp_store_t *st, apr_pool_t *p,
 }
 
 
-static apr_status_t redis_append(rsp_store_t *st, apr_pool_t *p,
-                                 const char *key, const char *item,
-                                 apr_int64_t ttl_ms, const char **err)
-{
-    slot_t *s;
-    redisReply *r;
-    apr_status_t rv;
-
-    if (ttl_ms < 1) {
-        *err = "TTL must be positive";
-        return APR_EINVAL;
-    }
-    if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
-        return rv;
-    }
-    r = command(st, s, p, err, "EVAL %s 1 %s %s %lld", append_lua, key,
-                apr_pstrcat(p, " ", item, NULL), (long long)ttl_ms);
-    if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
-        if (r->type == REDIS_REPLY_INTEGER) {
-            freeReplyObject(r);
-        }
-        else {
-            rv = unexpected(st, s, p, r, err);
-        }
-    }
-    release(st, s);
-    return rv;
-}
-
 static int is_noscript(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
@@ -679,6 +650,21 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
     }
     release(st, s);
     return rv;
+}
+
+/* One append: the same script, by its SHA, as the writes of a batch. */
+static apr_status_t redis_append(rsp_store_t *st, apr_pool_t *p,
+                                 const char *key, const char *item,
+                                 apr_int64_t ttl_ms, const char **err)
+{
+    rsp_write_t w;
+
+    memset(&w, 0, sizeof(w));
+    w.kind = RSP_WRITE_APPEND;
+    w.key = key;
+    w.value = item;
+    w.ttl_ms = ttl_ms;
+    return redis_write_many(st, p, &w, 1, err);
 }
 
 static apr_status_t redis_replace(rsp_store_t *st, apr_pool_t *p,
