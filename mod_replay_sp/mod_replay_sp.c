@@ -70,6 +70,70 @@ static apr_status_t log_remove(void *data)
     return APR_SUCCESS;
 }
 
+/* The TLS settings of each server's store: refused when they do not fit
+ * its URL, and each distinct set built (files read and checked) once,
+ * here, so that configtest refuses a bad CA, certificate or key. */
+static int check_store_tls(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
+{
+    apr_hash_t *built = apr_hash_make(ptemp);
+    server_rec *vs;
+
+    for (vs = s; vs; vs = vs->next) {
+        rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
+                                                 &replay_sp_module);
+        const char *id, *err = NULL;
+        rsp_tls_input_t input = RSP_TLS_INPUT_NONE;
+
+        sc->tls = NULL;
+        if (!sc->store_url || !sc->store_url->tls) {
+            if (sc->tls_ca_file || sc->tls_cert_file || sc->tls_key_file) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01046)
+                             "ReplaySPStoreTLS%sFile is set, but the store %s "
+                             "is not a TLS one (rediss:// or memcaches://)",
+                             sc->tls_ca_file ? "CA"
+                             : sc->tls_cert_file ? "Cert" : "Key",
+                             sc->store_url ? sc->store_url->display
+                                           : "(none)");
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            continue;
+        }
+        if (sc->tls_key_file && !sc->tls_cert_file) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01046)
+                         "ReplaySPStoreTLSKeyFile is set without "
+                         "ReplaySPStoreTLSCertFile (store %s)",
+                         sc->store_url->display);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        id = apr_pstrcat(ptemp, sc->tls_ca_file ? sc->tls_ca_file : "", "|",
+                         sc->tls_cert_file ? sc->tls_cert_file : "", "|",
+                         sc->tls_key_file ? sc->tls_key_file : "", NULL);
+        sc->tls = apr_hash_get(built, id, APR_HASH_KEY_STRING);
+        if (sc->tls) {
+            continue;
+        }
+        if (rsp_tls_create(&sc->tls, pconf, sc->tls_ca_file, sc->tls_cert_file,
+                           sc->tls_key_file, &input, &err) != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01047)
+                         "store %s: %s: %s", sc->store_url->display,
+                         input == RSP_TLS_INPUT_CA
+                         ? (sc->tls_ca_file ? "ReplaySPStoreTLSCAFile"
+                                            : "the system's CA certificates "
+                                              "(ReplaySPStoreTLSCAFile unset)")
+                         : input == RSP_TLS_INPUT_CERT ? "ReplaySPStoreTLSCertFile"
+                         : input == RSP_TLS_INPUT_KEY
+                         ? (sc->tls_key_file ? "ReplaySPStoreTLSKeyFile"
+                                             : "ReplaySPStoreTLSKeyFile (unset: "
+                                               "the key is read from "
+                                               "ReplaySPStoreTLSCertFile)")
+                         : "TLS", err);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        apr_hash_set(built, id, APR_HASH_KEY_STRING, sc->tls);
+    }
+    return OK;
+}
+
 /* Load and check every SP and the store settings. Runs in check_config,
  * so `apachectl configtest` refuses what would fail at the first sign-in. */
 static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -82,6 +146,9 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
     log_server = s;
     rsp_log_set_sink(log_sink, NULL);
+    if (check_store_tls(pconf, ptemp, s) != OK) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     for (vs = s; vs; vs = vs->next) {
         rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
                                                  &replay_sp_module);
@@ -186,7 +253,8 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         }
         to = sc->store_timeout != RSP_UNSET
             ? sc->store_timeout : RSP_DEFAULT_STORE_TIMEOUT_MS * 1000;
-        id = apr_psprintf(ptemp, "%s|%" APR_TIME_T_FMT, sc->store_url_str, to);
+        id = apr_psprintf(ptemp, "%s|%" APR_TIME_T_FMT "|%pp", sc->store_url_str,
+                          to, (void *)sc->tls);
         sc->store = apr_hash_get(stores, id, APR_HASH_KEY_STRING);
         if (!sc->store) {
             if (rsp_store_create(&sc->store, pconf, sc->store_url, to, &err)
@@ -195,6 +263,7 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                              "store %s: %s", sc->store_url->display, err);
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
+            sc->store->tls = sc->tls;
             apr_hash_set(stores, id, APR_HASH_KEY_STRING, sc->store);
         }
     }

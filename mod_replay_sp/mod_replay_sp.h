@@ -17,7 +17,7 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01046 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01048 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
@@ -52,6 +52,10 @@ typedef struct {
     const char *store_url_str;
     rsp_store_url_t *store_url;
     apr_interval_time_t store_timeout; /* RSP_UNSET when unset */
+    const char *tls_ca_file;           /* ReplaySPStoreTLSCAFile, or NULL */
+    const char *tls_cert_file;         /* ReplaySPStoreTLSCertFile */
+    const char *tls_key_file;          /* ReplaySPStoreTLSKeyFile */
+    rsp_tls_t *tls;                    /* built in check_config */
     const char *key_prefix;
     const char *replica_name;
     int on_failure_open;               /* RSP_UNSET, 0 closed, 1 open */

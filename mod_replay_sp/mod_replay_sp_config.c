@@ -29,6 +29,11 @@ void *rsp_merge_srv_cfg(apr_pool_t *p, void *basev, void *addv)
     sc->store_url = add->store_url ? add->store_url : base->store_url;
     sc->store_timeout = add->store_timeout != RSP_UNSET ? add->store_timeout
                                                         : base->store_timeout;
+    sc->tls_ca_file = add->tls_ca_file ? add->tls_ca_file : base->tls_ca_file;
+    sc->tls_cert_file = add->tls_cert_file ? add->tls_cert_file
+                                           : base->tls_cert_file;
+    sc->tls_key_file = add->tls_key_file ? add->tls_key_file
+                                         : base->tls_key_file;
     sc->key_prefix = add->key_prefix ? add->key_prefix : base->key_prefix;
     sc->replica_name = add->replica_name ? add->replica_name : base->replica_name;
     sc->on_failure_open = add->on_failure_open != RSP_UNSET ? add->on_failure_open
@@ -181,6 +186,40 @@ static const char *set_store_timeout(cmd_parms *cmd, void *mconfig, const char *
         srv_cfg(cmd)->store_timeout = ms * 1000;
     }
     return err;
+}
+
+/* ReplaySPStoreTLSCAFile, ...CertFile, ...KeyFile: a readable file. What
+ * is in it is checked in check_config (rsp_tls_create). */
+static const char *set_store_tls_file(cmd_parms *cmd, void *mconfig,
+                                      const char *arg)
+{
+    rsp_srv_cfg_t *sc = srv_cfg(cmd);
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    apr_file_t *f;
+    apr_status_t rv;
+    char buf[120];
+
+    if (!path) {
+        return invalid(cmd, arg, "not a valid path");
+    }
+    rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_OS_DEFAULT, cmd->temp_pool);
+    if (rv != APR_SUCCESS) {
+        return invalid(cmd, arg, apr_psprintf(cmd->pool, "cannot read %s: %s",
+                                              path, apr_strerror(rv, buf,
+                                                                 sizeof(buf))));
+    }
+    apr_file_close(f);
+    switch ((intptr_t)cmd->info) {
+    case 0:
+        sc->tls_ca_file = path;
+        break;
+    case 1:
+        sc->tls_cert_file = path;
+        break;
+    default:
+        sc->tls_key_file = path;
+    }
+    return NULL;
 }
 
 static const char *set_key_prefix(cmd_parms *cmd, void *mconfig, const char *arg)
@@ -465,8 +504,19 @@ static const char *add_redirect_domain(cmd_parms *cmd, void *mconfig,
 const command_rec rsp_cmds[] = {
     /* The store: per server. */
     AP_INIT_TAKE1("ReplaySPStore", set_store, NULL, RSRC_CONF,
-                  "Claim and session store: redis://[user:password@]host:port[/db] "
-                  "or redis+unix:///path[?db=N] (no default; required)"),
+                  "Claim and session store: redis://[user:password@]host:port[/db], "
+                  "rediss://... (TLS), redis+unix:///path[?db=N], "
+                  "memcache://host:port[,host:port...] or memcaches://... (TLS) "
+                  "(no default; required)"),
+    AP_INIT_TAKE1("ReplaySPStoreTLSCAFile", set_store_tls_file, (void *)0,
+                  RSRC_CONF, "PEM CA certificates the TLS store's certificate "
+                  "must chain to (default: the system's CAs)"),
+    AP_INIT_TAKE1("ReplaySPStoreTLSCertFile", set_store_tls_file, (void *)1,
+                  RSRC_CONF, "PEM certificate (chain) this server presents to "
+                  "a TLS store that asks for one (default: none)"),
+    AP_INIT_TAKE1("ReplaySPStoreTLSKeyFile", set_store_tls_file, (void *)2,
+                  RSRC_CONF, "Unencrypted PEM private key of "
+                  "ReplaySPStoreTLSCertFile (default: in the certificate file)"),
     AP_INIT_TAKE1("ReplaySPStoreTimeout", set_store_timeout, NULL, RSRC_CONF,
                   "Milliseconds allowed for connecting to the store and for each "
                   "command (default 1000)"),

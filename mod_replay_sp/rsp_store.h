@@ -10,6 +10,7 @@
 #include <apr_pools.h>
 #include <apr_time.h>
 
+#include "rsp_io.h"
 #include "rsp_url.h"
 
 typedef struct rsp_store_t rsp_store_t;
@@ -129,6 +130,8 @@ struct rsp_store_t {
     const rsp_store_ops_t *ops;
     const rsp_store_url_t *url;
     apr_interval_time_t timeout;  /* connect and per-command bound */
+    rsp_tls_t *tls;               /* required when url->tls: set by the
+                                   * caller before child_init */
     void *impl;                   /* backend state, per child */
 };
 

@@ -1,4 +1,5 @@
-/* memcached backend: a small client of our own over non-blocking sockets.
+/* memcached backend: a small client of our own over the module's
+ * connections (plaintext or TLS, rsp_io.h).
  *
  * Why not libmemcached or apr_memcache: a claim must never move to another
  * server (DESIGN.md invariant 7) and must never wait past the timeout
@@ -12,17 +13,14 @@
  * commands of memcached >= 1.6 (mg, md) for expiry and compare-and-delete.
  * Commands that go together are pipelined: one round trip per server. Connections are per
  * child, pooled per server, reused, and rebuilt after any error. */
-#include <errno.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <apr_reslist.h>
 #include <apr_strings.h>
 #include <openssl/evp.h>
 
 #include "rsp_io.h"
+#include "rsp_log.h"
 #include "rsp_store.h"
 #include "rsp_util.h"
 
@@ -32,7 +30,7 @@
 #define MC_MAX_VALUE (1024 * 1024)
 
 typedef struct {
-    int fd;                 /* -1 when not connected */
+    rsp_conn_t *io;         /* NULL when not connected */
     char buf[4096];
     apr_size_t start, end;  /* unread bytes in buf */
 } conn_t;
@@ -41,6 +39,7 @@ typedef struct {
     const rsp_server_t *server;
     const char *name;       /* host:port for messages */
     apr_reslist_t *conns;
+    rsp_tls_cache_t *tls_cache; /* with TLS: the session to resume */
 } server_t;
 
 typedef struct {
@@ -60,19 +59,14 @@ typedef struct {
 
 static apr_status_t conn_make(void **res, void *params, apr_pool_t *p)
 {
-    conn_t *c = apr_pcalloc(p, sizeof(*c));
-
-    c->fd = -1;
-    *res = c;
+    *res = apr_pcalloc(p, sizeof(conn_t));
     return APR_SUCCESS;
 }
 
 static void conn_close(conn_t *c)
 {
-    if (c->fd >= 0) {
-        close(c->fd);
-        c->fd = -1;
-    }
+    rsp_conn_close(c->io);
+    c->io = NULL;
     c->start = c->end = 0;
 }
 
@@ -105,6 +99,15 @@ static apr_status_t mc_child_init(rsp_store_t *st, apr_pool_t *pchild,
             return rv;
         }
         apr_reslist_timeout_set(sv->conns, st->timeout);
+        if (st->url->tls) {
+            if (!st->tls) {
+                return APR_EINVAL; /* a TLS URL needs its context */
+            }
+            if ((rv = rsp_tls_cache_create(&sv->tls_cache, pchild))
+                != APR_SUCCESS) {
+                return rv;
+            }
+        }
     }
     st->impl = impl;
     return APR_SUCCESS;
@@ -160,20 +163,32 @@ static apr_status_t begin(op_t *op, rsp_store_t *st, server_t *sv,
         return rv;
     }
     op->c = res;
-    if (op->c->fd >= 0
-        && (op->c->start != op->c->end || rsp_io_idle_closed(op->c->fd))) {
+    if (op->c->io
+        && (op->c->start != op->c->end || rsp_conn_idle_closed(op->c->io))) {
         /* Closed by the server while idle, or out of step: nothing was
          * sent on it for this operation, so reconnecting is safe. */
         conn_close(op->c);
     }
-    if (op->c->fd < 0) {
+    if (!op->c->io) {
         const char *why;
-        if (rsp_io_connect(&op->c->fd, p, sv->server->host, sv->server->port,
-                           op->deadline, &why) != APR_SUCCESS) {
+        rsp_peer_t peer;
+        memset(&peer, 0, sizeof(peer));
+        peer.host = sv->server->host;
+        peer.port = sv->server->port;
+        peer.tls = st->url->tls ? st->tls : NULL;
+        peer.cache = sv->tls_cache;
+        if (rsp_conn_open(&op->c->io, p, &peer, op->deadline, &why)
+            != APR_SUCCESS) {
+            op->c->io = NULL;
             *err = apr_psprintf(p, "memcached %s: %s", sv->name, why);
             apr_reslist_release(sv->conns, op->c);
             op->c = NULL;
             return APR_EGENERAL;
+        }
+        if (peer.tls) {
+            rsp_log(RSP_LOG_DEBUG, "store memcached %s: TLS connection (%s)",
+                    sv->name, rsp_conn_resumed(op->c->io) ? "session resumed"
+                                                          : "full handshake");
         }
     }
     return APR_SUCCESS;
@@ -189,21 +204,15 @@ static void end(op_t *op)
 
 static apr_status_t send_all(op_t *op, const char *data, apr_size_t len)
 {
-    while (len > 0) {
-        ssize_t n;
-        int rc = rsp_io_wait(op->c->fd, POLLOUT, op->deadline);
-        if (rc != 0) {
-            return fail_io(op, rc, "sending");
-        }
-        n = send(op->c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) {
-                continue;
-            }
-            return fail_io(op, errno, "sending");
-        }
-        data += n;
-        len -= (apr_size_t)n;
+    const char *why = NULL;
+    apr_status_t rv = rsp_conn_send(op->c->io, data, len, op->deadline, op->p,
+                                    &why);
+
+    if (rv == APR_TIMEUP) {
+        return fail_io(op, APR_TIMEUP, "sending");
+    }
+    if (rv != APR_SUCCESS) {
+        return fail(op, apr_psprintf(op->p, "%s sending", why));
     }
     return APR_SUCCESS;
 }
@@ -212,8 +221,9 @@ static apr_status_t send_all(op_t *op, const char *data, apr_size_t len)
 static apr_status_t fill(op_t *op)
 {
     conn_t *c = op->c;
-    ssize_t n;
-    int rc;
+    const char *why = NULL;
+    apr_size_t n = 0;
+    apr_status_t rv;
 
     if (c->start > 0) {
         memmove(c->buf, c->buf + c->start, c->end - c->start);
@@ -223,22 +233,19 @@ static apr_status_t fill(op_t *op)
     if (c->end == sizeof(c->buf)) {
         return fail(op, "reply line too long");
     }
-    for (;;) {
-        if ((rc = rsp_io_wait(c->fd, POLLIN, op->deadline)) != 0) {
-            return fail_io(op, rc, "reading");
-        }
-        n = recv(c->fd, c->buf + c->end, sizeof(c->buf) - c->end, MSG_DONTWAIT);
-        if (n > 0) {
-            c->end += (apr_size_t)n;
-            return APR_SUCCESS;
-        }
-        if (n == 0) {
-            return fail(op, "connection closed by the server");
-        }
-        if (errno != EAGAIN && errno != EINTR) {
-            return fail_io(op, errno, "reading");
-        }
+    rv = rsp_conn_recv(c->io, c->buf + c->end, sizeof(c->buf) - c->end, &n,
+                       op->deadline, op->p, &why);
+    if (rv == APR_SUCCESS) {
+        c->end += n;
+        return APR_SUCCESS;
     }
+    if (rv == APR_EOF) {
+        return fail(op, "connection closed by the server");
+    }
+    if (rv == APR_TIMEUP) {
+        return fail_io(op, APR_TIMEUP, "reading");
+    }
+    return fail(op, apr_psprintf(op->p, "%s reading", why));
 }
 
 /* One reply line, without its CRLF, copied into p. */

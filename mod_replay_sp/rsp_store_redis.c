@@ -1,12 +1,12 @@
-/* Redis backend (hiredis, blocking with timeouts).
+/* Redis backend: hiredis's command encoder and reply reader over the
+ * module's own connections (plaintext or TLS, rsp_io.h).
  *
  * Connections are per child (made after fork), held in an apr_reslist of
  * slots sized for the MPM's threads, reused across requests and rebuilt
- * lazily after any error; the socket timeout is applied again on every
- * (re)connect. Each command (write and whole reply) must finish within the
- * store's timeout, counted from its start, however the server dribbles its
- * answer. A claim is one SET NX PX round trip. */
-#include <poll.h>
+ * lazily after any error. Each exchange (connect and handshake included,
+ * then the writes and every reply) must finish within the store's timeout,
+ * counted from its start, however the server dribbles its answer. A claim
+ * is one SET NX PX round trip. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +18,20 @@
 #include <hiredis.h>
 
 #include "rsp_io.h"
+#include "rsp_log.h"
 #include "rsp_store.h"
 
 typedef struct {
-    redisContext *c;
+    rsp_conn_t *c;           /* NULL: not connected */
+    redisReader *rd;         /* its replies */
+    char *out;               /* commands not yet sent (heap) */
+    size_t out_len, out_cap;
+    const char *errstr;      /* why the last command could not be built */
 } slot_t;
 
 typedef struct {
     apr_reslist_t *slots;
+    rsp_tls_cache_t *tls_cache;  /* with TLS: the session to resume */
     char append_sha[41];     /* SHA-1 of append_lua, hex: for EVALSHA */
     char replace_sha[41];    /* of replace_lua */
 } redis_impl_t;
@@ -36,15 +42,64 @@ static apr_status_t slot_make(void **res, void *params, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+static void drop(slot_t *s)
+{
+    rsp_conn_close(s->c);
+    s->c = NULL;
+    if (s->rd) {
+        redisReaderFree(s->rd);
+        s->rd = NULL;
+    }
+    s->out_len = 0;
+}
+
 static apr_status_t slot_free(void *res, void *params, apr_pool_t *p)
 {
     slot_t *s = res;
 
-    if (s->c) {
-        redisFree(s->c);
-        s->c = NULL;
-    }
+    drop(s);
+    free(s->out);
+    s->out = NULL;
+    s->out_cap = 0;
     return APR_SUCCESS;
+}
+
+/* Format one command after those not yet sent. */
+static int vappend(slot_t *s, const char *fmt, va_list ap)
+{
+    char *cmd = NULL;
+    int len = redisvFormatCommand(&cmd, fmt, ap);
+
+    if (len < 0 || !cmd) {
+        s->errstr = "cannot format";
+        return REDIS_ERR;
+    }
+    if (s->out_len + (size_t)len > s->out_cap) {
+        size_t cap = (s->out_len + (size_t)len) * 2;
+        char *grown = realloc(s->out, cap);
+        if (!grown) {
+            redisFreeCommand(cmd);
+            s->errstr = "out of memory";
+            return REDIS_ERR;
+        }
+        s->out = grown;
+        s->out_cap = cap;
+    }
+    memcpy(s->out + s->out_len, cmd, (size_t)len);
+    s->out_len += (size_t)len;
+    redisFreeCommand(cmd);
+    return REDIS_OK;
+}
+
+static int append_cmd(slot_t *s, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = vappend(s, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* APPEND, then make the expiry at least ARGV[2] ms (PTTL is -1 for the
@@ -95,75 +150,65 @@ static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
     }
     /* Waiting for a free connection is bounded like everything else. */
     apr_reslist_timeout_set(impl->slots, st->timeout);
+    if (st->url->tls) {
+        if (!st->tls) {
+            return APR_EINVAL; /* a TLS URL needs its context */
+        }
+        if ((rv = rsp_tls_cache_create(&impl->tls_cache, pchild))
+            != APR_SUCCESS) {
+            return rv;
+        }
+    }
     sha1_hex(impl->append_sha, append_lua);
     sha1_hex(impl->replace_sha, replace_lua);
     st->impl = impl;
     return APR_SUCCESS;
 }
 
-static struct timeval to_tv(apr_interval_time_t t)
-{
-    struct timeval tv;
-
-    tv.tv_sec = (time_t)apr_time_sec(t);
-    tv.tv_usec = (suseconds_t)apr_time_usec(t);
-    return tv;
-}
-
-static void drop(slot_t *s)
-{
-    if (s->c) {
-        redisFree(s->c);
-        s->c = NULL;
-    }
-}
-
-/* Write the commands appended to s->c and read their n replies, all
- * within st->timeout from now. On a transport error or a timeout *err
- * says which (naming the store), the replies read so far are freed and
- * the connection is dropped, since its state is unknown. */
+/* Write the commands appended to s and read their n replies, all within
+ * st->timeout from now. On a transport error or a timeout *err says which
+ * (naming the store), the replies read so far are freed and the
+ * connection is dropped, since its state is unknown. */
 static apr_status_t exchange(rsp_store_t *st, slot_t *s, apr_pool_t *p,
                              int n, redisReply **out, const char **err)
 {
     apr_time_t deadline = apr_time_now() + st->timeout;
-    int done = 0, got = 0, rc = 0, i;
+    const char *why = NULL;
+    char buf[8192];
+    int got = 0, i;
+    apr_status_t rv;
 
-    while (!done) {
-        if ((rc = rsp_io_wait(s->c->fd, POLLOUT, deadline)) != 0) {
-            goto waited;
-        }
-        if (redisBufferWrite(s->c, &done) != REDIS_OK) {
-            goto failed;
-        }
-    }
-    while (got < n) {
+    rv = rsp_conn_send(s->c, s->out, s->out_len, deadline, p, &why);
+    s->out_len = 0;
+    while (rv == APR_SUCCESS && got < n) {
         void *reply = NULL;
-        if (redisGetReplyFromReader(s->c, &reply) != REDIS_OK) {
-            goto failed;
+        apr_size_t len = 0;
+        if (redisReaderGetReply(s->rd, &reply) != REDIS_OK) {
+            why = apr_psprintf(p, "protocol error: %s", s->rd->errstr);
+            rv = APR_EGENERAL;
+            break;
         }
         if (reply) {
             out[got++] = reply;
             continue;
         }
-        if ((rc = rsp_io_wait(s->c->fd, POLLIN, deadline)) != 0) {
-            goto waited;
-        }
-        if (redisBufferRead(s->c) != REDIS_OK) {
-            goto failed;
+        rv = rsp_conn_recv(s->c, buf, sizeof(buf), &len, deadline, p, &why);
+        if (rv == APR_SUCCESS && redisReaderFeed(s->rd, buf, len) != REDIS_OK) {
+            why = "out of memory";
+            rv = APR_EGENERAL;
         }
     }
-    return APR_SUCCESS;
-waited:
-    *err = rc == APR_TIMEUP
+    if (rv == APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    *err = rv == APR_TIMEUP
         ? apr_psprintf(p, "%s: no complete reply within %" APR_TIME_T_FMT
                        " ms (timeout)", st->url->display,
                        apr_time_as_msec(st->timeout))
-        : apr_psprintf(p, "%s: poll: %s", st->url->display, strerror(rc));
-    goto dropped;
-failed:
-    *err = apr_psprintf(p, "%s: %s", st->url->display,
-                        s->c->errstr[0] ? s->c->errstr : "I/O error");
-dropped:
+        : rv == APR_EOF
+        ? apr_psprintf(p, "%s: connection closed by the server",
+                       st->url->display)
+        : apr_psprintf(p, "%s: %s", st->url->display, why);
     for (i = 0; i < got; i++) {
         freeReplyObject(out[i]);
     }
@@ -181,11 +226,10 @@ static redisReply *command(rsp_store_t *st, slot_t *s, apr_pool_t *p,
     int rc;
 
     va_start(ap, fmt);
-    rc = redisvAppendCommand(s->c, fmt, ap);
+    rc = vappend(s, fmt, ap);
     va_end(ap);
     if (rc != REDIS_OK) {
-        *err = apr_psprintf(p, "%s: %s", st->url->display,
-                            s->c->errstr[0] ? s->c->errstr : "cannot format");
+        *err = apr_psprintf(p, "%s: %s", st->url->display, s->errstr);
         drop(s);
         return NULL;
     }
@@ -218,29 +262,35 @@ static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
                                  const char **err)
 {
     const rsp_store_url_t *u = st->url;
-    struct timeval tv = to_tv(st->timeout);
+    redis_impl_t *impl = st->impl;
+    rsp_peer_t peer;
+    const char *why = NULL;
     apr_status_t rv;
 
+    memset(&peer, 0, sizeof(peer));
     if (u->kind == RSP_STORE_REDIS_UNIX) {
-        s->c = redisConnectUnixWithTimeout(u->path, tv);
+        peer.path = u->path;
     }
     else {
-        s->c = redisConnectWithTimeout(u->host, u->port, tv);
+        peer.host = u->host;
+        peer.port = u->port;
+        peer.tls = u->tls ? st->tls : NULL;
+        peer.cache = impl->tls_cache;
     }
-    if (!s->c) {
-        *err = "cannot allocate a Redis context";
-        return APR_ENOMEM;
-    }
-    if (s->c->err) {
-        *err = apr_psprintf(p, "connect to %s: %s", u->display, s->c->errstr);
-        drop(s);
+    rv = rsp_conn_open(&s->c, p, &peer, apr_time_now() + st->timeout, &why);
+    if (rv != APR_SUCCESS) {
+        s->c = NULL;
+        *err = apr_psprintf(p, "%s: %s", u->display, why);
         return APR_ECONNREFUSED;
     }
-    if (redisSetTimeout(s->c, tv) != REDIS_OK) {
-        *err = apr_psprintf(p, "set timeout on %s: %s", u->display,
-                            s->c->errstr);
+    if (peer.tls) {
+        rsp_log(RSP_LOG_DEBUG, "store %s: TLS connection (%s)", u->display,
+                rsp_conn_resumed(s->c) ? "session resumed" : "full handshake");
+    }
+    if (!(s->rd = redisReaderCreate())) {
         drop(s);
-        return APR_EGENERAL;
+        *err = "cannot allocate a Redis reply reader";
+        return APR_ENOMEM;
     }
     if (u->password) {
         redisReply *r = u->user
@@ -278,7 +328,7 @@ static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, slot_t **out,
         return rv;
     }
     *out = res;
-    if ((*out)->c && rsp_io_idle_closed((*out)->c->fd)) {
+    if ((*out)->c && rsp_conn_idle_closed((*out)->c)) {
         /* The server closed it while idle (restart, idle timeout): nothing
          * was sent on it, so reconnecting is safe. */
         drop(*out);
@@ -492,11 +542,11 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
         return rv;
     }
-    if (redisAppendCommand(s->c, "SET %s %s NX PX %lld", c->key, c->value,
+    if (append_cmd(s, "SET %s %s NX PX %lld", c->key, c->value,
                            (long long)c->ttl_ms) != REDIS_OK
-        || redisAppendCommand(s->c, "GET %s", c->key) != REDIS_OK
+        || append_cmd(s, "GET %s", c->key) != REDIS_OK
         || (c->also_key
-            && redisAppendCommand(s->c, "GET %s", c->also_key) != REDIS_OK)) {
+            && append_cmd(s, "GET %s", c->also_key) != REDIS_OK)) {
         *err = apr_psprintf(p, "%s: cannot format the claim", st->url->display);
         drop(s);
         release(st, s);
@@ -579,17 +629,17 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
         w[i].replaced = 0;
         switch (w[i].kind) {
         case RSP_WRITE_PUT:
-            rc = redisAppendCommand(s->c, "SET %s %b PX %lld", w[i].key,
+            rc = append_cmd(s, "SET %s %b PX %lld", w[i].key,
                                     w[i].value, w[i].len, (long long)w[i].ttl_ms);
             break;
         case RSP_WRITE_APPEND:
-            rc = redisAppendCommand(s->c, "EVALSHA %s 1 %s %s %lld",
+            rc = append_cmd(s, "EVALSHA %s 1 %s %s %lld",
                                     impl->append_sha, w[i].key,
                                     apr_pstrcat(p, " ", w[i].value, NULL),
                                     (long long)w[i].ttl_ms);
             break;
         default:
-            rc = redisAppendCommand(s->c, "EVALSHA %s 1 %s %s %s",
+            rc = append_cmd(s, "EVALSHA %s 1 %s %s %s",
                                     impl->replace_sha, w[i].key, w[i].expect,
                                     w[i].value);
         }

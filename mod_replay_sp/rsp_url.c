@@ -131,10 +131,10 @@ static apr_status_t parse_memcache(rsp_store_url_t *u, apr_pool_t *p,
 
     u->kind = RSP_STORE_MEMCACHE;
     u->servers = apr_array_make(p, 4, sizeof(rsp_server_t));
-    u->display = "memcache://";
+    u->display = u->tls ? "memcaches://" : "memcache://";
     if (strpbrk(rest, "/?#@")) {
-        FAIL("memcache:// URLs are a comma-separated list of host:port, "
-             "with no credentials, path or query");
+        FAIL("memcache:// and memcaches:// URLs are a comma-separated list "
+             "of host:port, with no credentials, path or query");
     }
     for (;;) {
         const char *comma = strchr(cur, ',');
@@ -240,7 +240,7 @@ static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
             FAIL("database must be a non-negative number: redis://host:port/N");
         }
     }
-    u->display = apr_psprintf(p, "redis://%s%s%s/%d",
+    u->display = apr_psprintf(p, "%s://%s%s%s/%d", u->tls ? "rediss" : "redis",
                               u->password && u->user ? u->user : "",
                               u->password ? ":***@" : "",
                               hostport_display(p, u->host, u->port), u->db);
@@ -265,12 +265,21 @@ apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
     else if (strncasecmp(url, "redis://", 8) == 0) {
         rv = parse_tcp(u, p, url + 8, err);
     }
+    else if (strncasecmp(url, "rediss://", 9) == 0) {
+        u->tls = 1;
+        rv = parse_tcp(u, p, url + 9, err);
+    }
     else if (strncasecmp(url, "memcache://", 11) == 0) {
         rv = parse_memcache(u, p, url + 11, err);
     }
+    else if (strncasecmp(url, "memcaches://", 12) == 0) {
+        u->tls = 1;
+        rv = parse_memcache(u, p, url + 12, err);
+    }
     else {
-        FAIL("unknown scheme: expected redis://host:port[/db], "
-             "redis+unix:///path[?db=N] or memcache://host:port[,host:port...]");
+        FAIL("unknown scheme: expected redis://host:port[/db] or "
+             "rediss://host:port[/db] (TLS), redis+unix:///path[?db=N], "
+             "memcache://host:port[,host:port...] or memcaches://... (TLS)");
     }
     if (rv == APR_SUCCESS) {
         *out = u;

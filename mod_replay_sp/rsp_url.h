@@ -1,6 +1,8 @@
 /* Store URLs: redis://[user:password@]host:port[/db]
+ *             rediss://[user:password@]host:port[/db]      (TLS)
  *             redis+unix:///path/to/socket[?db=N]
- *             memcache://host:port[,host:port...]          */
+ *             memcache://host:port[,host:port...]
+ *             memcaches://host:port[,host:port...]         (TLS) */
 #ifndef RSP_URL_H
 #define RSP_URL_H
 
@@ -23,6 +25,7 @@ typedef struct {
 
 typedef struct {
     rsp_store_kind_t kind;
+    int tls;              /* rediss://, memcaches:// */
     const char *host;     /* TCP: host name or address */
     int port;             /* TCP: 1..65535 */
     const char *path;     /* unix: absolute socket path */

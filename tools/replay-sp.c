@@ -1,6 +1,7 @@
 /* replay-sp: check a store, size one, look up a claim, list or end a
  * user's sessions. Options and the common parts; one file per group of
  * commands (replay-sp-store.c, replay-sp-records.c). */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,17 @@ typedef struct {
     const char *const *opts;       /* options it takes ("name" or "name=") */
 } command_t;
 
+#define TLS_OPTS "tls-ca=", "tls-cert=", "tls-key="
 static const char *const check_opts[] = {"timeout=", "headroom-warn=", "json",
-                                         NULL};
+                                         TLS_OPTS, NULL};
 static const char *const capacity_opts[] = {
     "sign-ins-per-second=", "window=", "skew=", "session-lifetime=",
     "sessions=", "sp-initiated", "request-lifetime=", "memcached", "json", NULL};
 static const char *const lookup_opts[] = {"issuer=", "assertion-id=", "prefix=",
-                                          "timeout=", "json", NULL};
+                                          "timeout=", "json", TLS_OPTS, NULL};
 static const char *const sessions_opts[] = {"issuer=", "name-id=", "end",
-                                            "prefix=", "timeout=", "json", NULL};
+                                            "prefix=", "timeout=", "json",
+                                            TLS_OPTS, NULL};
 
 static const command_t commands[] = {
     {"check", cmd_check, "STORE-URL [--timeout MS] [--headroom-warn PCT] [--json]",
@@ -121,8 +124,27 @@ int tool_store(tool_t *t, const char *url, rsp_store_t **st)
         tool_error("%s: %s", url, err);
         return RSP_EXIT_ERROR;
     }
-    if (rsp_store_create(st, t->p, u, t->timeout, &err) != APR_SUCCESS
-        || rsp_store_child_init(*st, t->p, 1) != APR_SUCCESS) {
+    if (!u->tls && (tool_opt(t, "tls-ca") || tool_opt(t, "tls-cert")
+                    || tool_opt(t, "tls-key"))) {
+        tool_error("%s: --tls-ca, --tls-cert and --tls-key are for rediss:// "
+                   "and memcaches:// stores", u->display);
+        return RSP_EXIT_USAGE;
+    }
+    if (tool_opt(t, "tls-key") && !tool_opt(t, "tls-cert")) {
+        tool_error("--tls-key needs --tls-cert");
+        return RSP_EXIT_USAGE;
+    }
+    if (rsp_store_create(st, t->p, u, t->timeout, &err) != APR_SUCCESS) {
+        tool_error("%s: %s", u->display, err);
+        return RSP_EXIT_ERROR;
+    }
+    if (u->tls && rsp_tls_create(&(*st)->tls, t->p, tool_opt(t, "tls-ca"),
+                                 tool_opt(t, "tls-cert"), tool_opt(t, "tls-key"),
+                                 NULL, &err) != APR_SUCCESS) {
+        tool_error("%s: TLS: %s", u->display, err);
+        return RSP_EXIT_ERROR;
+    }
+    if (rsp_store_child_init(*st, t->p, 1) != APR_SUCCESS) {
         tool_error("%s: %s", u->display, err ? err : "cannot set up the store");
         return RSP_EXIT_ERROR;
     }
@@ -143,8 +165,10 @@ static void usage(FILE *f)
         fprintf(f, "  %s %s\n", commands[i].name, commands[i].usage);
     }
     fputs("\nSTORE-URL is what ReplaySPStore takes: redis://[user:password@]"
-          "host:port[/db],\nredis+unix:///path[?db=N], memcache://host:port"
-          "[,host:port...].\n", f);
+          "host:port[/db],\nrediss://... (TLS), redis+unix:///path[?db=N], "
+          "memcache://host:port[,host:port...],\nmemcaches://... (TLS). With "
+          "TLS: --tls-ca FILE (default: the system's CAs),\n--tls-cert FILE "
+          "and --tls-key FILE (mutual TLS), like ReplaySPStoreTLS*File.\n", f);
 }
 
 /* --name value, --name=value, --flag; refused: unknown options, a value
@@ -239,6 +263,7 @@ int main(int argc, const char *const *argv)
         return RSP_EXIT_ERROR;
     }
     atexit(apr_terminate);
+    signal(SIGPIPE, SIG_IGN); /* a store that closes: an error, not a kill */
     apr_pool_create(&t.p, NULL);
     rsp_log_set_sink(log_sink, NULL);
     t.args = apr_array_make(t.p, 2, sizeof(const char *));

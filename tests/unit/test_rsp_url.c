@@ -164,7 +164,11 @@ START_TEST(test_reject_empty_and_scheme)
     expect_reject("http://127.0.0.1:6379");
     expect_reject("https://127.0.0.1:6379");
     expect_reject("memcached://127.0.0.1:11211");
-    expect_reject("rediss://127.0.0.1:6379");
+    expect_reject("redis+tls://127.0.0.1:6379");
+    expect_reject("rediss+unix:///run/redis.sock");
+    expect_reject("memcache+tls://127.0.0.1:11211");
+    expect_reject("rediss://");
+    expect_reject("memcaches://");
     expect_reject("127.0.0.1:6379");
     expect_reject("redis:127.0.0.1:6379");
     expect_reject("redis:/127.0.0.1:6379");
@@ -220,6 +224,48 @@ START_TEST(test_reject_trailing_junk_and_spaces)
     expect_reject("redis+unix:///run/my redis.sock");
     expect_reject("redis://h\t:6379");
     expect_reject("redis://h:6379\n");
+}
+END_TEST
+
+/* rediss:// and memcaches://: the same forms as redis:// and memcache://,
+ * with TLS; the display keeps the scheme (an operator sees which). */
+START_TEST(test_tls_forms)
+{
+    rsp_store_url_t *u = parse_ok("rediss://app:s%40cret@redis.example:6380/2");
+    rsp_server_t *sv;
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS);
+    ck_assert_int_eq(u->tls, 1);
+    ck_assert_str_eq(u->host, "redis.example");
+    ck_assert_int_eq(u->port, 6380);
+    ck_assert_int_eq(u->db, 2);
+    ck_assert_str_eq(u->user, "app");
+    ck_assert_str_eq(u->password, "s@cret");
+    ck_assert_str_eq(u->display, "rediss://app:***@redis.example:6380/2");
+    ck_assert_ptr_null(strstr(u->display, "cret"));
+
+    u = parse_ok("REDISS://[::1]:6379");
+    ck_assert_int_eq(u->tls, 1);
+    ck_assert_str_eq(u->host, "::1");
+    ck_assert_str_eq(u->display, "rediss://[::1]:6379/0");
+
+    u = parse_ok("memcaches://mc-a.example:11211,127.0.0.1:11212");
+    ck_assert_int_eq(u->kind, RSP_STORE_MEMCACHE);
+    ck_assert_int_eq(u->tls, 1);
+    ck_assert_int_eq(u->servers->nelts, 2);
+    sv = &APR_ARRAY_IDX(u->servers, 0, rsp_server_t);
+    ck_assert_str_eq(sv->host, "mc-a.example");
+    ck_assert_str_eq(u->display, "memcaches://mc-a.example:11211,127.0.0.1:11212");
+
+    /* The plaintext forms say so. */
+    ck_assert_int_eq(parse_ok("redis://127.0.0.1:6379")->tls, 0);
+    ck_assert_int_eq(parse_ok("memcache://127.0.0.1:11211")->tls, 0);
+    ck_assert_int_eq(parse_ok("redis+unix:///run/r.sock")->tls, 0);
+
+    expect_reject("rediss://127.0.0.1");            /* no port */
+    expect_reject("rediss://127.0.0.1:6379?x=1");
+    expect_reject("memcaches://user:pw@a:11211");
+    expect_reject("memcaches://a:1,a:1");
 }
 END_TEST
 
@@ -393,6 +439,7 @@ static Suite *url_suite(void)
     tcase_add_test(tc, test_reject_db);
     tcase_add_test(tc, test_reject_trailing_junk_and_spaces);
     tcase_add_test(tc, test_reject_unix);
+    tcase_add_test(tc, test_tls_forms);
     tcase_add_test(tc, test_memcache_one_server);
     tcase_add_test(tc, test_memcache_servers_in_order);
     tcase_add_test(tc, test_memcache_rejects);
