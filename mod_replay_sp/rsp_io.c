@@ -130,7 +130,11 @@ struct rsp_tls_cache_t {
 struct rsp_conn_t {
     int fd;
     SSL *ssl;                 /* NULL: plaintext */
-    int broken;               /* a fatal TLS error: no close_notify */
+    rsp_tls_cache_t *cache;   /* where its server's session is kept */
+    int broken;               /* closed by the peer or failed: no
+                               * close_notify from us */
+    int fatal;                /* a TLS error (not a mere close): its
+                               * session is not to be resumed */
     int resumed;
 };
 
@@ -165,22 +169,41 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u)
     return 0;
 }
 
+/* A new session (TLS 1.3: a ticket) from the server: a copy of it is
+ * kept, so that what OpenSSL later does to the connection's own session
+ * (marking it not resumable when the connection is freed without a
+ * close_notify of ours) does not reach the cache. */
 static int tls_new_session(SSL *ssl, SSL_SESSION *session)
 {
     rsp_tls_cache_t *cache = SSL_get_app_data(ssl);
-    SSL_SESSION *old;
+    SSL_SESSION *copy, *old;
 
-    if (!cache) {
+    if (!cache || !(copy = SSL_SESSION_dup(session))) {
         return 0;
     }
     apr_thread_mutex_lock(cache->lock);
     old = cache->session;
-    cache->session = session;
+    cache->session = copy;
     apr_thread_mutex_unlock(cache->lock);
     if (old) {
         SSL_SESSION_free(old);
     }
-    return 1; /* the cache keeps this reference */
+    return 0; /* OpenSSL keeps its reference to session */
+}
+
+/* After a TLS error on a connection: its server's session is not offered
+ * again (the next connection makes a full handshake). */
+static void tls_cache_forget(rsp_tls_cache_t *cache)
+{
+    SSL_SESSION *old;
+
+    apr_thread_mutex_lock(cache->lock);
+    old = cache->session;
+    cache->session = NULL;
+    apr_thread_mutex_unlock(cache->lock);
+    if (old) {
+        SSL_SESSION_free(old);
+    }
 }
 
 apr_status_t rsp_tls_create(rsp_tls_t **out, apr_pool_t *p,
@@ -351,7 +374,7 @@ static apr_status_t tls_wait(rsp_conn_t *c, int r, apr_time_t deadline,
         }
         /* fall through */
     default:
-        c->broken = 1;
+        c->broken = c->fatal = 1;
         *err = apr_psprintf(p, "TLS: %s", tls_reason(p, "protocol error"));
         return APR_EGENERAL;
     }
@@ -397,6 +420,7 @@ static apr_status_t handshake(rsp_conn_t *c, apr_pool_t *p,
         return APR_EGENERAL;
     }
     if (peer->cache) {
+        c->cache = peer->cache;
         SSL_set_app_data(c->ssl, peer->cache);
         apr_thread_mutex_lock(peer->cache->lock);
         if (peer->cache->session) {
@@ -407,7 +431,7 @@ static apr_status_t handshake(rsp_conn_t *c, apr_pool_t *p,
     while ((r = SSL_connect(c->ssl)) != 1) {
         long v = SSL_get_verify_result(c->ssl);
         if (v != X509_V_OK) {
-            c->broken = 1;
+            c->broken = c->fatal = 1;
             ERR_clear_error();
             *err = apr_psprintf(p, "TLS handshake: the server's certificate "
                                 "is not accepted: %s",
@@ -418,7 +442,7 @@ static apr_status_t handshake(rsp_conn_t *c, apr_pool_t *p,
         if (rv == APR_SUCCESS) {
             continue;
         }
-        c->broken = 1;
+        c->broken = c->fatal = 1; /* whatever failed, start afresh */
         *err = rv == APR_TIMEUP
             ? "TLS handshake: timed out"
             : rv == APR_EOF ? "TLS handshake: connection closed by the server"
@@ -597,6 +621,9 @@ void rsp_conn_close(rsp_conn_t *c)
     if (c->ssl) {
         if (!c->broken) {
             SSL_shutdown(c->ssl); /* close_notify, not waited for */
+        }
+        if (c->fatal && c->cache) {
+            tls_cache_forget(c->cache);
         }
         SSL_free(c->ssl);
         ERR_clear_error();

@@ -1,0 +1,488 @@
+"""TLS to the store: rediss:// and memcaches:// against a real redis-server
+and a real memcached with TLS listeners, certificates made here by a
+throwaway CA (openssl). Each store also listens in plaintext, for the
+tests' own client only: the module is given the TLS port alone.
+
+What is shown: sign-ins and replays over TLS on both backends (on two
+replicas); a certificate from another CA, and a valid certificate for
+another name (DNS or IP), refused (503 and the monitor's alarm, with the
+reason); mutual TLS given when the server requires it; a store that stalls
+in the handshake answered with 503 within the timeout; bad TLS settings
+refused at configtest; connections reused, and a new connection resuming
+the TLS session.
+"""
+
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import harness
+from conftest import Saml
+from harness import (Fleet, HarnessError, Httpd, MemcachedServer, RedisServer, TAGS, free_port,
+                     post_acs, session_cookie, sp_conf_body)
+from test_fleet import PAGE
+
+TIMEOUT_MS = 500
+ALARM = {"unreachable": "RSP02008", "reachable": "RSP02009"}
+TLS_DEBUG = "TLS connection ("
+
+
+# --------------------------------------------------------------------------
+# a throwaway PKI
+# --------------------------------------------------------------------------
+
+def _openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, capture_output=True, timeout=60)
+
+
+class Pki:
+    """A CA and certificates it signed (plus an unrelated CA), in d."""
+
+    def __init__(self, d):
+        self.d = harness.make_dir(d)
+        self.ca = self._ca("ca", "rsp test store CA")
+        self.rogue_ca = self._ca("rogue-ca", "rsp unrelated CA")
+        # the store's own names: a DNS name and an IP address
+        self.server = self._leaf("server", "localhost", "DNS:localhost,IP:127.0.0.1")
+        # valid (our CA) but for another name
+        self.other = self._leaf("other", "other.example", "DNS:other.example")
+        self.client = self._leaf("client", "rsp replica", "DNS:replica.example")
+        self.client_rogue = self._leaf("client-rogue", "rsp rogue replica",
+                                       "DNS:replica.example", ca="rogue-ca")
+        self.garbage = self.path("garbage.pem")
+        with open(self.garbage, "w") as f:
+            f.write("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
+
+    def path(self, name):
+        return os.path.join(self.d, name)
+
+    def _ca(self, name, cn):
+        key, crt = self.path(name + ".key"), self.path(name + ".pem")
+        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                 "-out", crt, "-days", "2", "-subj", "/CN=" + cn,
+                 "-addext", "basicConstraints=critical,CA:TRUE",
+                 "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        return crt
+
+    def _leaf(self, name, cn, san, ca="ca"):
+        key, csr, crt = (self.path(name + x) for x in (".key", ".csr", ".pem"))
+        ext = self.path(name + ".ext")
+        with open(ext, "w") as f:
+            f.write("subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n"
+                    "basicConstraints=CA:FALSE\n" % san)
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+                 "-subj", "/CN=" + cn)
+        _openssl("x509", "-req", "-in", csr, "-CA", self.path(ca + ".pem"),
+                 "-CAkey", self.path(ca + ".key"), "-CAcreateserial", "-out", crt,
+                 "-days", "2", "-extfile", ext)
+        os.chmod(key, 0o644)   # memcached reads it as www-data; test keys only
+        return crt, key
+
+
+class TlsRedis(RedisServer):
+    """redis-server with its plaintext port (the tests' client) and a TLS
+    port (the module's)."""
+
+    def __init__(self, workdir, cert, ca, auth_clients="no"):
+        super().__init__(workdir)
+        self.tls_port = free_port()
+        self.cert, self.ca, self.auth_clients = cert, ca, auth_clients
+
+    def argv(self):
+        crt, key = self.cert
+        return super().argv() + [
+            "--tls-port", str(self.tls_port), "--tls-cert-file", crt, "--tls-key-file", key,
+            "--tls-ca-cert-file", self.ca, "--tls-auth-clients", self.auth_clients]
+
+    def tls_url(self, host="localhost"):
+        return "rediss://%s:%d/0" % (host, self.tls_port)
+
+    def tls_clients(self):
+        """Client connections on the TLS port, from CLIENT LIST."""
+        c = self.client()
+        try:
+            text = c.call("CLIENT", "LIST").decode()
+        finally:
+            c.close()
+        return [l for l in text.splitlines() if "laddr=127.0.0.1:%d " % self.tls_port in l]
+
+
+class TlsMemcached(MemcachedServer):
+    """memcached with a plaintext listener (the tests' client) and a TLS
+    one (the module's)."""
+
+    def __init__(self, workdir, cert):
+        super().__init__(workdir)
+        self.tls_port = free_port()
+        self.cert = cert
+
+    def argv(self):
+        crt, key = self.cert
+        user = ["-u", "www-data"] if os.geteuid() == 0 else []
+        return [harness.MEMCACHED, "-l", "notls:127.0.0.1:%d,127.0.0.1:%d"
+                % (self.port, self.tls_port), "-Z", "-o",
+                "ssl_chain_cert=%s,ssl_key=%s" % (crt, key)] + user + list(self.options)
+
+    def tls_url(self, host="localhost"):
+        return "memcaches://%s:%d" % (host, self.tls_port)
+
+
+class StallingServer:
+    """Accepts TCP connections and never says anything (a TLS store stuck
+    before its ServerHello). Bounded: closes what it accepted on close()."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.held = []
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+                self.held.append(c)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def close(self):
+        self._stop.set()
+        self._t.join(5)
+        for c in self.held:
+            c.close()
+        self.sock.close()
+
+
+# --------------------------------------------------------------------------
+# fixtures: one PKI, the TLS stores, one two-replica fleet
+# --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pki(workdir):
+    return Pki(os.path.join(workdir, "tls-pki"))
+
+
+@pytest.fixture(scope="module")
+def tls_redis(workdir, pki):
+    r = TlsRedis(os.path.join(workdir, "tls-redis"), pki.server, pki.ca)
+    r.start()
+    yield r
+    r.stop()
+
+
+@pytest.fixture(scope="module")
+def tls_memcached(workdir, pki):
+    m = TlsMemcached(os.path.join(workdir, "tls-memcached"), pki.server)
+    m.start()
+    yield m
+    m.stop()
+
+
+def tls_extra(ca=None, cert=None, key=None, debug=False, monitor=False):
+    lines = ["ReplaySPStoreTimeout %d" % TIMEOUT_MS]
+    if ca:
+        lines.append('ReplaySPStoreTLSCAFile "%s"' % ca)
+    if cert:
+        lines.append('ReplaySPStoreTLSCertFile "%s"' % cert)
+    if key:
+        lines.append('ReplaySPStoreTLSKeyFile "%s"' % key)
+    if debug:
+        lines.append("LogLevel warn replay_sp:debug")
+    if monitor:
+        lines.append("ReplaySPMonitorInterval 1")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def tls_fleet(workdir, module_so, sp_config, tls_redis, pki):
+    f = Fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
+              store_url=tls_redis.tls_url(), sp=sp_config, n_replicas=2, threads=8,
+              start_servers=1, server_extra=tls_extra(ca=pki.ca))
+    try:
+        f.start()
+    except HarnessError as e:
+        f.stop()
+        pytest.fail("the TLS fleet did not start:\n%s" % e, pytrace=False)
+    yield f
+    f.stop()
+
+
+@pytest.fixture
+def fleet_tls(tls_fleet):
+    """The fleet back on its own configuration after each test."""
+    tls_fleet.mark_logs()
+    yield tls_fleet
+    if tls_fleet.modified:
+        tls_fleet.reset_replicas()
+
+
+@pytest.fixture
+def mint(idps, tls_fleet, testidp):
+    return Saml(idps, tls_fleet.entity_id, tls_fleet.acs_url, testidp).mint
+
+
+def reconfigure(fleet, store_url, **tls):
+    fleet.restart_replicas(store_url=store_url, server_extra=tls_extra(**tls))
+    fleet.mark_logs()
+
+
+def lines_with(fleet, needle):
+    return [l for ls in fleet.new_log_lines().values() for l in ls if needle in l]
+
+
+def assert_signs_in_once(fleet, m):
+    """m signs in on the first replica; its replay is refused on every
+    replica (the claim is in the TLS store)."""
+    a, b = fleet.replicas
+    r = post_acs(a.base_url, m.b64, relay_state=PAGE)
+    assert r.status_code == 303, (r.status_code, r.text[:300])
+    assert session_cookie(r)[0]
+    for h in (b, a):
+        r = post_acs(h.base_url, m.b64, relay_state=PAGE)
+        assert r.status_code == 403, (h.name, r.status_code, r.text[:300])
+        assert session_cookie(r)[0] is None
+
+
+def assert_refused_503(fleet, m, reason):
+    """503 on every replica, and the claim's error line gives the reason."""
+    for h in fleet.replicas:
+        t0 = time.monotonic()
+        r = post_acs(h.base_url, m.b64, relay_state=PAGE)
+        took = time.monotonic() - t0
+        assert r.status_code == 503, (h.name, r.status_code, r.text[:300])
+        assert session_cookie(r)[0] is None
+        assert took < 3 * TIMEOUT_MS / 1000.0 + 2, (h.name, took)
+    time.sleep(0.1)
+    errs = lines_with(fleet, TAGS["claim_store_error"])
+    assert len(errs) >= len(fleet.replicas), fleet.new_log_lines()
+    assert all(reason in l for l in errs), errs
+
+
+# --------------------------------------------------------------------------
+# sign-ins and replays over TLS
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("replay_refused")
+def test_redis_tls_sign_ins_and_replays(fleet_tls, mint, tls_redis):
+    for _ in range(3):
+        m = mint()
+        assert_signs_in_once(fleet_tls, m)
+        assert tls_redis.client().exists(m.key)
+    # the module's connections are on the TLS port (the plaintext one is
+    # the tests' own), kept and reused: not one per request
+    before = tls_redis.tls_clients()
+    assert before, "no client on the TLS port"
+    for _ in range(4):
+        assert_signs_in_once(fleet_tls, mint())
+    after = tls_redis.tls_clients()
+    ids = lambda cl: {re.search(r"\bid=(\d+)", l).group(1) for l in cl}
+    assert len(after) <= 2 * 8, after              # at most a pool per child
+    assert ids(before) & ids(after), (before, after)   # the same connections
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_redis_tls_by_ip_address(fleet_tls, mint, tls_redis, pki):
+    """rediss://127.0.0.1: the certificate's IP address is what is checked."""
+    reconfigure(fleet_tls, tls_redis.tls_url("127.0.0.1"), ca=pki.ca)
+    assert_signs_in_once(fleet_tls, mint())
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_memcached_tls_sign_ins_and_replays(fleet_tls, mint, tls_memcached, pki):
+    reconfigure(fleet_tls, tls_memcached.tls_url(), ca=pki.ca)
+    c = tls_memcached.client()
+    try:
+        for _ in range(3):
+            m = mint()
+            assert_signs_in_once(fleet_tls, m)
+            assert c.exists(m.key)
+        assert int(c.stats()["curr_connections"]) >= 2
+    finally:
+        c.close()
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_tls_session_resumed_on_reconnect(fleet_tls, mint, tls_redis, pki):
+    """Connections dropped by the server (CLIENT KILL) are made again on
+    the next request, resuming the TLS session instead of a full
+    handshake."""
+    reconfigure(fleet_tls, tls_redis.tls_url(), ca=pki.ca, debug=True)
+    assert_signs_in_once(fleet_tls, mint())
+    first = lines_with(fleet_tls, TLS_DEBUG)
+    assert first and any("full handshake" in l for l in first), first
+    c = tls_redis.client()
+    try:
+        killed = c.call("CLIENT", "KILL", "LADDR", "127.0.0.1:%d" % tls_redis.tls_port)
+    finally:
+        c.close()
+    assert killed >= 1
+    fleet_tls.mark_logs()
+    assert_signs_in_once(fleet_tls, mint())
+    again = lines_with(fleet_tls, TLS_DEBUG)
+    assert any("session resumed" in l for l in again), again
+
+
+# --------------------------------------------------------------------------
+# certificates that must not be accepted
+# --------------------------------------------------------------------------
+
+@pytest.mark.expect_log("claim_store_error", ALARM["unreachable"])
+def test_certificate_from_another_ca_refused_with_alarm(fleet_tls, mint, tls_redis, pki):
+    reconfigure(fleet_tls, tls_redis.tls_url(), ca=pki.rogue_ca, monitor=True)
+    m = mint()
+    assert_refused_503(fleet_tls, m, "certificate is not accepted")
+    assert not tls_redis.client().exists(m.key)
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:
+        alarms = lines_with(fleet_tls, ALARM["unreachable"])
+        if len(alarms) >= len(fleet_tls.replicas):
+            break
+        time.sleep(0.2)
+    assert len(alarms) >= len(fleet_tls.replicas), fleet_tls.new_log_lines()
+    assert all(":error]" in l and "certificate is not accepted" in l for l in alarms), alarms
+
+
+@pytest.mark.expect_log("claim_store_error")
+@pytest.mark.parametrize("host,reason", [("localhost", "hostname mismatch"),
+                                         ("127.0.0.1", "IP address mismatch")])
+def test_valid_certificate_for_another_name_refused(fleet_tls, mint, workdir, pki, host, reason):
+    """Our CA signed it, but for other.example: neither localhost nor
+    127.0.0.1 is it, whatever the chain."""
+    r = TlsRedis(os.path.join(workdir, "tls-redis-other-" + host), pki.other, pki.ca)
+    r.start()
+    try:
+        reconfigure(fleet_tls, r.tls_url(host), ca=pki.ca)
+        m = mint()
+        assert_refused_503(fleet_tls, m, reason)
+        assert not r.client().exists(m.key)
+    finally:
+        r.stop()
+
+
+@pytest.mark.expect_log("replay_refused", "claim_store_error")
+def test_mutual_tls_required_and_given(fleet_tls, mint, workdir, pki):
+    """A server that requires a client certificate: given
+    (ReplaySPStoreTLSCertFile/KeyFile) it works; without one, or with one
+    from another CA, it is refused (503)."""
+    r = TlsRedis(os.path.join(workdir, "tls-redis-mtls"), pki.server, pki.ca,
+                 auth_clients="yes")
+    r.start()
+    try:
+        crt, key = pki.client
+        reconfigure(fleet_tls, r.tls_url(), ca=pki.ca, cert=crt, key=key)
+        m = mint()
+        assert_signs_in_once(fleet_tls, m)
+        assert r.client().exists(m.key)
+        # the key may also sit in the certificate file
+        both = pki.path("client-both.pem")
+        with open(both, "w") as f:
+            f.write(open(crt).read() + open(key).read())
+        reconfigure(fleet_tls, r.tls_url(), ca=pki.ca, cert=both)
+        assert_signs_in_once(fleet_tls, mint())
+        for tls in (dict(ca=pki.ca), dict(ca=pki.ca, cert=pki.client_rogue[0],
+                                          key=pki.client_rogue[1])):
+            reconfigure(fleet_tls, r.tls_url(), **tls)
+            m = mint()
+            for h in fleet_tls.replicas:
+                resp = post_acs(h.base_url, m.b64, relay_state=PAGE)
+                assert resp.status_code == 503, (tls, h.name, resp.status_code)
+            assert not r.client().exists(m.key)
+    finally:
+        r.stop()
+
+
+@pytest.mark.expect_log("claim_store_error")
+def test_store_stalling_in_the_handshake_gets_503_within_the_timeout(fleet_tls, mint, pki):
+    s = StallingServer()
+    try:
+        reconfigure(fleet_tls, "rediss://localhost:%d/0" % s.port, ca=pki.ca)
+        assert_refused_503(fleet_tls, mint(), "TLS handshake: timed out")
+        assert s.held, "the replicas never connected"
+    finally:
+        s.close()
+
+
+@pytest.mark.expect_log("claim_store_error")
+def test_plaintext_server_on_a_tls_url_refused(fleet_tls, mint, tls_redis, pki):
+    """rediss:// pointed at a plaintext port: no downgrade, 503."""
+    reconfigure(fleet_tls, "rediss://localhost:%d/0" % tls_redis.port, ca=pki.ca)
+    assert_refused_503(fleet_tls, mint(), "TLS")
+
+
+# --------------------------------------------------------------------------
+# configuration: refused at configtest
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def tls_instance(workdir, module_so, sp_config):
+    made = []
+
+    def make(name, store_url, extra):
+        h = Httpd(os.path.join(workdir, "tls-config", name), "tls-cfg-" + name,
+                  modules=[("replay_sp_module", module_so)], log_level="warn",
+                  threads=2, start_servers=1,
+                  body=sp_conf_body(store_url, sp_config, extra))
+        made.append(h)
+        return h
+    yield make
+    for h in made:
+        h.stop()
+
+
+def _bad_tls_cases(pki):
+    crt, key = pki.client
+    return [
+        # (case, store URL, extra directives, what the message must say)
+        ("ca_plaintext_url", "redis://127.0.0.1:6379/0", tls_extra(ca=pki.ca),
+         "ReplaySPStoreTLSCAFile is set, but the store"),
+        ("cert_plaintext_memcache", "memcache://127.0.0.1:11211", tls_extra(cert=crt, key=key),
+         "not a TLS one"),
+        ("key_without_cert", "rediss://localhost:6379/0", tls_extra(ca=pki.ca, key=key),
+         "ReplaySPStoreTLSKeyFile is set without ReplaySPStoreTLSCertFile"),
+        ("ca_missing", "rediss://localhost:6379/0", tls_extra(ca="/nonexistent/rsp/ca.pem"),
+         "ReplaySPStoreTLSCAFile"),
+        ("ca_garbage", "rediss://localhost:6379/0", tls_extra(ca=pki.garbage),
+         "ReplaySPStoreTLSCAFile"),
+        ("cert_garbage", "rediss://localhost:6379/0",
+         tls_extra(ca=pki.ca, cert=pki.garbage, key=key), "ReplaySPStoreTLSCertFile"),
+        ("key_mismatch", "rediss://localhost:6379/0",
+         tls_extra(ca=pki.ca, cert=crt, key=pki.server[1]), "ReplaySPStoreTLSKeyFile"),
+        ("key_not_in_cert_file", "memcaches://localhost:11211", tls_extra(ca=pki.ca, cert=crt),
+         "ReplaySPStoreTLSKeyFile (unset"),
+    ]
+
+
+CASES = ["ca_plaintext_url", "cert_plaintext_memcache", "key_without_cert", "ca_missing",
+         "ca_garbage", "cert_garbage", "key_mismatch", "key_not_in_cert_file"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_tls_settings_refused_at_configtest(tls_instance, pki, case):
+    _, url, extra, says = {c[0]: c for c in _bad_tls_cases(pki)}[case]
+    h = tls_instance(case, url, extra)
+    rc, out = h.configtest()
+    assert rc != 0, "%s: configtest passed:\n%s" % (case, out)
+    assert says in out, "%s: configtest output lacks %r:\n%s" % (case, says, out)
+    with pytest.raises(HarnessError):
+        h.start()
+    assert not h.running()
+    h.gate_offset = h.log_size()
+
+
+def test_good_tls_settings_pass_configtest(tls_instance, pki):
+    crt, key = pki.client
+    h = tls_instance("good", "rediss://localhost:6379/0", tls_extra(ca=pki.ca, cert=crt, key=key))
+    rc, out = h.configtest()
+    assert rc == 0 and "Syntax OK" in out, out
