@@ -301,6 +301,16 @@ apr_status_t rsp_tls_cache_create(rsp_tls_cache_t **out, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+int rsp_tls_cache_ready(rsp_tls_cache_t *cache)
+{
+    int ready;
+
+    apr_thread_mutex_lock(cache->lock);
+    ready = cache->session && SSL_SESSION_is_resumable(cache->session);
+    apr_thread_mutex_unlock(cache->lock);
+    return ready;
+}
+
 static apr_status_t connect_unix(int *out, apr_pool_t *p, const char *path,
                                  apr_time_t deadline, const char **err)
 {

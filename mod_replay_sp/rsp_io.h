@@ -38,6 +38,8 @@ apr_status_t rsp_tls_create(rsp_tls_t **out, apr_pool_t *p,
  * connection to it (per child, per server; thread-safe). */
 typedef struct rsp_tls_cache_t rsp_tls_cache_t;
 apr_status_t rsp_tls_cache_create(rsp_tls_cache_t **out, apr_pool_t *p);
+/* Whether it holds a session it can offer (for tests and diagnostics). */
+int rsp_tls_cache_ready(rsp_tls_cache_t *cache);
 
 /* Where a connection goes. */
 typedef struct {
