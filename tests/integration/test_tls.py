@@ -499,3 +499,24 @@ def test_good_tls_settings_pass_configtest(tls_instance, pki):
     h = tls_instance("good", "rediss://localhost:6379/0", tls_extra(ca=pki.ca, cert=crt, key=key))
     rc, out = h.configtest()
     assert rc == 0 and "Syntax OK" in out, out
+
+
+# --------------------------------------------------------------------------
+# the operators' tool speaks TLS too
+# --------------------------------------------------------------------------
+
+def test_tool_check_over_tls(tls_redis, pki):
+    tool = os.path.join(harness.REPO, "tools", "replay-sp")
+
+    def run(*args):
+        return subprocess.run([tool] + list(args), capture_output=True, text=True, timeout=30)
+    ok = run("check", tls_redis.tls_url(), "--tls-ca", pki.ca)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "reachable" in ok.stdout and "noeviction" in ok.stdout, ok.stdout
+    rogue = run("check", tls_redis.tls_url(), "--tls-ca", pki.rogue_ca, "--timeout", "500")
+    assert rogue.returncode == 2, rogue.stdout + rogue.stderr
+    assert "certificate is not accepted" in rogue.stdout, rogue.stdout
+    plain = run("check", tls_redis.url, "--tls-ca", pki.ca)
+    assert plain.returncode != 0 and "rediss://" in plain.stderr, plain.stderr
+    bad = run("check", tls_redis.tls_url(), "--tls-ca", pki.garbage)
+    assert bad.returncode != 0 and "garbage.pem" in bad.stderr, bad.stderr
