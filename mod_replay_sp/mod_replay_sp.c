@@ -70,9 +70,10 @@ static apr_status_t log_remove(void *data)
     return APR_SUCCESS;
 }
 
-/* The TLS settings of each server's store: refused when they do not fit
- * its URL, and each distinct set built (files read and checked) once,
- * here, so that configtest refuses a bad CA, certificate or key. */
+/* The replica and TLS settings of each server's store: refused when they
+ * do not fit its URL, and each distinct TLS set built (files read and
+ * checked) once, here, so that configtest refuses a bad CA, certificate or
+ * key. */
 static int check_store_tls(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
 {
     apr_hash_t *built = apr_hash_make(ptemp);
@@ -85,6 +86,26 @@ static int check_store_tls(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
         rsp_tls_input_t input = RSP_TLS_INPUT_NONE;
 
         sc->tls = NULL;
+        if (sc->replicas > 0) {
+            apr_int64_t to = sc->store_timeout != RSP_UNSET
+                ? apr_time_as_msec(sc->store_timeout)
+                : RSP_DEFAULT_STORE_TIMEOUT_MS;
+            if (!sc->store_url || sc->store_url->kind == RSP_STORE_MEMCACHE) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01049)
+                             "ReplaySPStoreReplicas needs a Redis store "
+                             "(memcached has no replicas to wait for): %s",
+                             sc->store_url ? sc->store_url->display : "(none)");
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            if (sc->replicas_wait_ms >= to) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01049)
+                             "ReplaySPStoreReplicas: the wait (%" APR_INT64_T_FMT
+                             " ms) must be shorter than ReplaySPStoreTimeout (%"
+                             APR_INT64_T_FMT " ms), which bounds the whole "
+                             "round trip", sc->replicas_wait_ms, to);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
         if (!sc->store_url || !sc->store_url->tls) {
             if (sc->tls_ca_file || sc->tls_cert_file || sc->tls_key_file) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01046)
@@ -253,8 +274,9 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         }
         to = sc->store_timeout != RSP_UNSET
             ? sc->store_timeout : RSP_DEFAULT_STORE_TIMEOUT_MS * 1000;
-        id = apr_psprintf(ptemp, "%s|%" APR_TIME_T_FMT "|%pp", sc->store_url_str,
-                          to, (void *)sc->tls);
+        id = apr_psprintf(ptemp, "%s|%" APR_TIME_T_FMT "|%pp|%" APR_INT64_T_FMT
+                          "|%" APR_INT64_T_FMT, sc->store_url_str, to,
+                          (void *)sc->tls, sc->replicas, sc->replicas_wait_ms);
         sc->store = apr_hash_get(stores, id, APR_HASH_KEY_STRING);
         if (!sc->store) {
             if (rsp_store_create(&sc->store, pconf, sc->store_url, to, &err)
@@ -264,6 +286,11 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
             sc->store->tls = sc->tls;
+            if (sc->replicas > 0) {
+                sc->store->replicas = (int)sc->replicas;
+                sc->store->replicas_wait =
+                    apr_time_from_msec(sc->replicas_wait_ms);
+            }
             apr_hash_set(stores, id, APR_HASH_KEY_STRING, sc->store);
         }
     }

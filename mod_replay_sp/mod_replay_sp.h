@@ -17,12 +17,13 @@
 
 /* Stable message tags: RSP_LOGNO(01001) -> "RSP01001: ".
  * Every notice-and-above line carries one; a number is never reused.
- * Next free numbers: 01048 and 02012 (the list is in docs/operations.md). */
+ * Next free numbers: 01050 and 02012 (the list is in docs/operations.md). */
 #define RSP_LOGNO(n) "RSP" #n ": "
 
 #define RSP_UNSET (-1)
 
 #define RSP_DEFAULT_STORE_TIMEOUT_MS 1000
+#define RSP_DEFAULT_REPLICAS_WAIT_MS 100
 #define RSP_DEFAULT_KEY_PREFIX "rsp:"
 #define RSP_DEFAULT_ENDPOINT "/saml"
 #define RSP_DEFAULT_SKEW 60
@@ -56,6 +57,8 @@ typedef struct {
     const char *tls_cert_file;         /* ReplaySPStoreTLSCertFile */
     const char *tls_key_file;          /* ReplaySPStoreTLSKeyFile */
     rsp_tls_t *tls;                    /* built in check_config */
+    apr_int64_t replicas;              /* ReplaySPStoreReplicas; RSP_UNSET */
+    apr_int64_t replicas_wait_ms;      /* its bound; RSP_UNSET */
     const char *key_prefix;
     const char *replica_name;
     int on_failure_open;               /* RSP_UNSET, 0 closed, 1 open */

@@ -227,6 +227,12 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         if (claim.verdict == RSP_CLAIM_TAKEN) {
             return rsp_refuse_replay(r, a, &claim);
         }
+        if (claim.verdict == RSP_CLAIM_NO_VERDICT) {
+            /* taken over on the primary, not acknowledged by its replicas */
+            if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
+                return rc;
+            }
+        }
         RSP_COUNT(claims_won);
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01044)
                       "claim taken over: the sign-in that won it at %s on "

@@ -13,6 +13,8 @@ void *rsp_create_srv_cfg(apr_pool_t *p, server_rec *s)
     rsp_srv_cfg_t *sc = apr_pcalloc(p, sizeof(*sc));
 
     sc->store_timeout = RSP_UNSET;
+    sc->replicas = RSP_UNSET;
+    sc->replicas_wait_ms = RSP_UNSET;
     sc->on_failure_open = RSP_UNSET;
     sc->monitor_interval = RSP_UNSET;
     sc->headroom_warn = RSP_UNSET;
@@ -29,6 +31,9 @@ void *rsp_merge_srv_cfg(apr_pool_t *p, void *basev, void *addv)
     sc->store_url = add->store_url ? add->store_url : base->store_url;
     sc->store_timeout = add->store_timeout != RSP_UNSET ? add->store_timeout
                                                         : base->store_timeout;
+    sc->replicas = add->replicas != RSP_UNSET ? add->replicas : base->replicas;
+    sc->replicas_wait_ms = add->replicas != RSP_UNSET ? add->replicas_wait_ms
+                                                      : base->replicas_wait_ms;
     sc->tls_ca_file = add->tls_ca_file ? add->tls_ca_file : base->tls_ca_file;
     sc->tls_cert_file = add->tls_cert_file ? add->tls_cert_file
                                            : base->tls_cert_file;
@@ -186,6 +191,20 @@ static const char *set_store_timeout(cmd_parms *cmd, void *mconfig, const char *
         srv_cfg(cmd)->store_timeout = ms * 1000;
     }
     return err;
+}
+
+/* ReplaySPStoreReplicas N [MILLISECONDS] */
+static const char *set_replicas(cmd_parms *cmd, void *mconfig, const char *n,
+                                const char *ms)
+{
+    rsp_srv_cfg_t *sc = srv_cfg(cmd);
+    const char *err = parse_num(cmd, n, 0, 64, &sc->replicas);
+
+    if (err) {
+        return err;
+    }
+    sc->replicas_wait_ms = RSP_DEFAULT_REPLICAS_WAIT_MS;
+    return ms ? parse_num(cmd, ms, 1, 60000, &sc->replicas_wait_ms) : NULL;
 }
 
 /* ReplaySPStoreTLSCAFile, ...CertFile, ...KeyFile: a readable file. What
@@ -508,6 +527,10 @@ const command_rec rsp_cmds[] = {
                   "rediss://... (TLS), redis+unix:///path[?db=N], "
                   "memcache://host:port[,host:port...] or memcaches://... (TLS) "
                   "(no default; required)"),
+    AP_INIT_TAKE12("ReplaySPStoreReplicas", set_replicas, NULL, RSRC_CONF,
+                   "Redis: a claim counts only once this many replicas "
+                   "acknowledged it (WAIT), within MILLISECONDS (default 0: "
+                   "not waited for; wait 100)"),
     AP_INIT_TAKE1("ReplaySPStoreTLSCAFile", set_store_tls_file, (void *)0,
                   RSRC_CONF, "PEM CA certificates the TLS store's certificate "
                   "must chain to (default: the system's CAs)"),

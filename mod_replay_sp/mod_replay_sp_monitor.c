@@ -71,7 +71,7 @@ typedef struct {
 
 static int alarm_tag(rsp_alarm_kind_t kind)
 {
-    return 2000 + (int)kind; /* RSP02001 .. RSP02011 */
+    return 2000 + (int)kind; /* RSP02001 .. RSP02014 */
 }
 
 static void log_alarm(server_rec *s, const rsp_alarm_t *a)
@@ -90,6 +90,7 @@ static void poll_store(monitor_t *m, watched_t *w, apr_pool_t *p)
     int i, up = 1, have_limit = 1;
 
     rsp_health_poll(&servers, p, &w->store);
+    m->params.replicas_required = w->store.replicas;
     alarms = apr_array_make(p, 4, sizeof(rsp_alarm_t));
     m->params.longest_window_s = m->max_window_s;
     if (shared && shared->claim_expiry_max > now) {

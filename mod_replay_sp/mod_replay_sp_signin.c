@@ -80,6 +80,15 @@ int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
         return OK;
     }
     RSP_COUNT(store_errors);
+    if (sc->on_failure_open != 1 && c->unacked) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01048)
+                      "sign-in refused, claim not acknowledged by the "
+                      "store's replicas (fail closed): issuer=%s "
+                      "assertion=%s client=%s replica=%s: %s",
+                      a->issuer, c->assertion_hash, r->useragent_ip,
+                      rsp_replica(r), c->error);
+        return rsp_unavailable(r);
+    }
     if (sc->on_failure_open != 1) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
                       "sign-in refused, store unavailable (fail closed): "

@@ -17,7 +17,7 @@ static void init_health(rsp_health_t *h)
     h->uptime = h->evictions = h->refusals = h->activity = -1;
     h->used = h->limit = -1;
     h->aof = -1;
-    h->last_save = h->replicas = -1;
+    h->last_save = h->replicas = h->replicas_in_step = -1;
 }
 
 static void copy(char *dst, apr_size_t size, const char *src, apr_size_t len)
@@ -127,6 +127,24 @@ static void redis_line(void *c, const char *k, apr_size_t kl, const char *v,
     }
     else if (KEY("connected_slaves")) {
         NUM(v, vl, &h->replicas, ctx->bad);
+        if (h->replicas_in_step < 0) {
+            h->replicas_in_step = 0;
+        }
+    }
+    else if (kl > 5 && !memcmp(k, "slave", 5) && k[5] >= '0' && k[5] <= '9') {
+        /* slave0:ip=10.0.0.2,port=6379,state=online,offset=42,lag=0 */
+        char buf[RSP_HEALTH_TEXT];
+        const char *lag;
+        apr_int64_t n = -1;
+        copy(buf, sizeof(buf), v, vl);
+        lag = strstr(buf, ",lag=");
+        if (h->replicas_in_step < 0) {
+            h->replicas_in_step = 0;
+        }
+        if (strstr(buf, "state=online") && lag
+            && parse_i64(lag + 5, strcspn(lag + 5, ",\r"), &n) && n <= 1) {
+            h->replicas_in_step++;
+        }
     }
     else if (KEY("errorstat_OOM")) {
         /* errorstat_OOM:count=3 */
@@ -460,6 +478,42 @@ void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
         st->role_alarmed = 0;
         raise_alarm(alarms, RSP_ALARM_ROLE_OK, RSP_LOG_NOTICE, apr_psprintf(
             p, "store %s is a primary again", cur->name));
+    }
+
+    /* Replicas, when claims wait for them (ReplaySPStoreReplicas). */
+    if (mp->replicas_required > 0 && !cur->replica && cur->replicas_in_step >= 0) {
+        apr_int64_t ok = cur->replicas_in_step, need = mp->replicas_required;
+        /* thin: just enough, and a spare was lost (it lags, or it is
+         * gone: until there is a spare again) */
+        rsp_alarm_kind_t now = ok < need ? RSP_ALARM_REPLICAS
+            : ok == need && (cur->replicas > ok
+                             || (st->have_last && st->last.replicas_in_step > ok)
+                             || st->replicas_alarmed == RSP_ALARM_REPLICAS_THIN)
+                ? RSP_ALARM_REPLICAS_THIN : RSP_ALARM_REPLICAS_OK;
+        if (now == RSP_ALARM_REPLICAS && st->replicas_alarmed != (int)now) {
+            raise_alarm(alarms, now, RSP_LOG_ERR, apr_psprintf(
+                p, "store %s has %" APR_INT64_T_FMT " replica(s) in step (%"
+                APR_INT64_T_FMT " connected), ReplaySPStoreReplicas asks for %"
+                APR_INT64_T_FMT ": claims are not acknowledged, sign-ins are "
+                "refused (fail closed)", cur->name, ok, cur->replicas, need));
+            st->replicas_alarmed = (int)now;
+        }
+        else if (now == RSP_ALARM_REPLICAS_THIN
+                 && st->replicas_alarmed != (int)now) {
+            raise_alarm(alarms, now, RSP_LOG_WARNING, apr_psprintf(
+                p, "store %s has just the %" APR_INT64_T_FMT " replica(s) in "
+                "step that ReplaySPStoreReplicas asks for (%" APR_INT64_T_FMT
+                " connected, some lagging or gone): if one more drops out, "
+                "sign-ins are refused", cur->name, ok, cur->replicas));
+            st->replicas_alarmed = (int)now;
+        }
+        else if (now == RSP_ALARM_REPLICAS_OK && st->replicas_alarmed) {
+            raise_alarm(alarms, now, RSP_LOG_NOTICE, apr_psprintf(
+                p, "store %s has %" APR_INT64_T_FMT " replica(s) in step "
+                "again (ReplaySPStoreReplicas %" APR_INT64_T_FMT ")", cur->name,
+                ok, need));
+            st->replicas_alarmed = 0;
+        }
     }
 
     st->last = *cur;

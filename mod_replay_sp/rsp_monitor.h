@@ -32,6 +32,8 @@ typedef struct {
                                      * (0); -1 unknown or memcached */
     apr_int64_t last_save;          /* Redis: last RDB snapshot, epoch s */
     apr_int64_t replicas;           /* Redis: connected replicas */
+    apr_int64_t replicas_in_step;   /* Redis: of them, online and acking
+                                     * (lag <= 1 s): -1 unknown */
 } rsp_health_t;
 
 /* Parse the text of Redis `INFO` (all sections, or at least server,
@@ -63,6 +65,7 @@ typedef struct {
     char policy_seen[RSP_HEALTH_TEXT];
     int headroom_high;
     int role_alarmed;
+    int replicas_alarmed;       /* 0, or the replicas alarm last raised */
     apr_time_t down_since;      /* 0 = reachable */
     apr_time_t down_logged;
 } rsp_monitor_state_t;
@@ -71,6 +74,7 @@ typedef struct {
     apr_int64_t longest_window_s;        /* longest claim TTL handed out lately */
     int headroom_warn_pct;               /* e.g. 80 */
     apr_interval_time_t unreachable_repeat; /* repeat "still down" at most this often */
+    int replicas_required;               /* ReplaySPStoreReplicas; 0: none */
 } rsp_monitor_params_t;
 
 typedef enum {
@@ -84,7 +88,12 @@ typedef enum {
     RSP_ALARM_UNREACHABLE,      /* error: cannot be reached */
     RSP_ALARM_REACHABLE,        /* notice: reachable again, after how long */
     RSP_ALARM_ROLE,             /* error: answers as a replica */
-    RSP_ALARM_ROLE_OK           /* notice: a primary again */
+    RSP_ALARM_ROLE_OK,          /* notice: a primary again */
+    RSP_ALARM_REPLICAS,         /* error: fewer replicas in step than
+                                 * ReplaySPStoreReplicas: sign-ins refused */
+    RSP_ALARM_REPLICAS_THIN,    /* warning: just enough, one lagging or
+                                 * gone: one more and sign-ins are refused */
+    RSP_ALARM_REPLICAS_OK       /* notice: enough replicas again */
 } rsp_alarm_kind_t;
 
 typedef struct {

@@ -12,6 +12,7 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     rsp_claim_read_t c;
     const char *err = NULL;
     apr_time_t t0, t1;
+    apr_status_t rv;
 
     memset(out, 0, sizeof(*out));
     out->key = rsp_claim_key(p, prefix, a->issuer, a->id);
@@ -29,8 +30,9 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     c.ttl_ms = a->ttl_ms;
     c.also_key = also_key;
     t0 = apr_time_now();
-    if (rsp_store_claim_read(st, p, &c, &err) != APR_SUCCESS) {
+    if ((rv = rsp_store_claim_read(st, p, &c, &err)) != APR_SUCCESS) {
         out->verdict = RSP_CLAIM_NO_VERDICT;
+        out->unacked = rv == RSP_STORE_UNACKED;
         out->error = err ? err : "the store gave no verdict";
         return;
     }
@@ -62,16 +64,24 @@ void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,
 {
     const char *err = NULL;
     int replaced = 0;
+    apr_status_t rv;
 
     if (c->verdict != RSP_CLAIM_TAKEN || !c->taker_known || !c->holder
         || !rsp_signin_may_take_over(&c->taker, now, age)) {
         return;
     }
-    if (rsp_store_replace(st, p, c->key, c->holder, c->token, c->value,
-                          &replaced, &err) == APR_SUCCESS && replaced) {
+    rv = rsp_store_replace(st, p, c->key, c->holder, c->token, c->value,
+                           &replaced, &err);
+    if (rv == APR_SUCCESS && replaced) {
         c->verdict = RSP_CLAIM_WON;
         c->taken_over = 1;
         c->token = NULL; /* ours is another version now */
+    }
+    else if (rv == RSP_STORE_UNACKED) {
+        /* ours on the primary, not yet on enough replicas: not won */
+        c->verdict = RSP_CLAIM_NO_VERDICT;
+        c->unacked = 1;
+        c->error = err;
     }
 }
 

@@ -38,6 +38,9 @@ typedef struct {
     const char *holder;           /* TAKEN: the holder's record as stored */
     int taken_over;               /* WON by rsp_signin_takeover */
     const char *error;            /* NO_VERDICT: the store's words */
+    int unacked;                  /* NO_VERDICT because the store wrote the
+                                   * claim but too few replicas acknowledged
+                                   * it (RSP_STORE_UNACKED): it stays */
     /* WON or TAKEN, when also_key was given: its value, read in the
      * claim's round trip (NULL: absent) */
     const char *also;

@@ -132,8 +132,19 @@ struct rsp_store_t {
     apr_interval_time_t timeout;  /* connect and per-command bound */
     rsp_tls_t *tls;               /* required when url->tls: set by the
                                    * caller before child_init */
+    /* Redis: a claim (create-if-absent, and a takeover's compare-and-set)
+     * counts only once WAIT says this many replicas have it, within
+     * replicas_wait (shorter than timeout); 0: not waited for. Set by the
+     * caller before child_init. */
+    int replicas;
+    apr_interval_time_t replicas_wait;
     void *impl;                   /* backend state, per child */
 };
+
+/* A claim (or takeover) the store wrote but fewer than st->replicas
+ * replicas acknowledged in time: not won (the caller fails closed), and
+ * not undone (the record stays, so the assertion stays refused). */
+#define RSP_STORE_UNACKED (APR_OS_START_USERERR + 1)
 
 /* rsp_store_ops_t.claim_read, or the generic one. */
 apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,

@@ -371,6 +371,38 @@ static apr_status_t unexpected(rsp_store_t *st, slot_t *s, apr_pool_t *p,
     return APR_EGENERAL;
 }
 
+/* WAIT after a claim: the replicas' acknowledgement, when asked for. */
+static int append_wait(rsp_store_t *st, slot_t *s)
+{
+    return st->replicas > 0
+        ? append_cmd(s, "WAIT %d %lld", st->replicas,
+                     (long long)apr_time_as_msec(st->replicas_wait))
+        : REDIS_OK;
+}
+
+/* The reply to that WAIT, for a claim this call wrote. */
+static apr_status_t check_acked(rsp_store_t *st, apr_pool_t *p,
+                                const redisReply *w, const char *what,
+                                const char **err)
+{
+    if (w->type == REDIS_REPLY_INTEGER && w->integer >= st->replicas) {
+        return APR_SUCCESS;
+    }
+    if (w->type != REDIS_REPLY_INTEGER) {
+        *err = apr_psprintf(p, "%s: WAIT: %s", st->url->display,
+                            w->type == REDIS_REPLY_ERROR ? w->str
+                                                         : "unexpected reply");
+        return APR_EGENERAL;
+    }
+    *err = apr_psprintf(p, "%s: %s was written, but %" APR_INT64_T_FMT
+                        " of the %d replicas (ReplaySPStoreReplicas) "
+                        "acknowledged it within %" APR_TIME_T_FMT " ms; it "
+                        "stays, refused until it expires", st->url->display,
+                        what, (apr_int64_t)w->integer, st->replicas,
+                        apr_time_as_msec(st->replicas_wait));
+    return RSP_STORE_UNACKED;
+}
+
 static apr_status_t redis_claim(rsp_store_t *st, apr_pool_t *p, const char *key,
                                 const char *value, apr_int64_t ttl_ms, int *won,
                                 const char **err)
@@ -384,6 +416,17 @@ static apr_status_t redis_claim(rsp_store_t *st, apr_pool_t *p, const char *key,
         return APR_EINVAL;
     }
     if ((rv = acquire(st, p, &s, err)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (st->replicas > 0) {
+        rsp_claim_read_t c;
+        release(st, s);
+        memset(&c, 0, sizeof(c));
+        c.key = key;
+        c.value = value;
+        c.ttl_ms = ttl_ms;
+        rv = st->ops->claim_read(st, p, &c, err);
+        *won = c.won;
         return rv;
     }
     r = command(st, s, p, err, "SET %s %s NX PX %lld", key, value,
@@ -530,10 +573,11 @@ static int is_noscript(const redisReply *r)
 static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
                                      rsp_claim_read_t *c, const char **err)
 {
-    redisReply *r[3];
+    redisReply *r[4];
     slot_t *s;
     apr_status_t rv;
-    int n = c->also_key ? 3 : 2, i;
+    int w = st->replicas > 0;   /* the WAIT's reply is r[1] */
+    int n = (c->also_key ? 3 : 2) + w, i;
 
     if (c->ttl_ms < 1) {
         *err = "claim TTL must be positive";
@@ -544,6 +588,7 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
     }
     if (append_cmd(s, "SET %s %s NX PX %lld", c->key, c->value,
                            (long long)c->ttl_ms) != REDIS_OK
+        || append_wait(st, s) != REDIS_OK
         || append_cmd(s, "GET %s", c->key) != REDIS_OK
         || (c->also_key
             && append_cmd(s, "GET %s", c->also_key) != REDIS_OK)) {
@@ -573,21 +618,27 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
         drop(s);
         rv = APR_EGENERAL;
     }
-    if (rv == APR_SUCCESS && !c->won && r[1]->type == REDIS_REPLY_STRING) {
-        c->holder = apr_pstrmemdup(p, r[1]->str, r[1]->len);
+    /* Won, but only once the replicas have it: else not won, kept. */
+    if (rv == APR_SUCCESS && c->won && w
+        && (rv = check_acked(st, p, r[1], "the claim", err)) != APR_SUCCESS) {
+        c->won = 0;
+    }
+    if (rv == APR_SUCCESS && !c->won && r[1 + w]->type == REDIS_REPLY_STRING) {
+        c->holder = apr_pstrmemdup(p, r[1 + w]->str, r[1 + w]->len);
     }
     if (rv == APR_SUCCESS && c->also_key) {
-        if (r[2]->type == REDIS_REPLY_STRING) {
-            c->also = apr_pstrmemdup(p, r[2]->str, r[2]->len);
-            c->also_len = r[2]->len;
+        redisReply *a = r[2 + w];
+        if (a->type == REDIS_REPLY_STRING) {
+            c->also = apr_pstrmemdup(p, a->str, a->len);
+            c->also_len = a->len;
         }
-        else if (r[2]->type == REDIS_REPLY_ERROR) {
-            *err = apr_psprintf(p, "%s: %s", st->url->display, r[2]->str);
+        else if (a->type == REDIS_REPLY_ERROR) {
+            *err = apr_psprintf(p, "%s: %s", st->url->display, a->str);
             rv = APR_EGENERAL;
         }
-        else if (r[2]->type != REDIS_REPLY_NIL) {
+        else if (a->type != REDIS_REPLY_NIL) {
             *err = apr_psprintf(p, "%s: unexpected reply type %d",
-                                st->url->display, r[2]->type);
+                                st->url->display, a->type);
             drop(s);
             rv = APR_EGENERAL;
         }
@@ -602,15 +653,17 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
 #define MAX_WRITES 8
 
 /* Every write pipelined: one round trip (a second one only for appends
- * whose script the server no longer has, e.g. after SCRIPT FLUSH). */
-static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
-                                     rsp_write_t *w, int n, const char **err)
+ * whose script the server no longer has, e.g. after SCRIPT FLUSH). With
+ * acked, a WAIT follows them (see check_acked): a replace done is then
+ * acknowledged by st->replicas replicas, or RSP_STORE_UNACKED. */
+static apr_status_t write_many(rsp_store_t *st, apr_pool_t *p, rsp_write_t *w,
+                               int n, int acked, const char **err)
 {
     redis_impl_t *impl = st->impl;
-    redisReply *r[MAX_WRITES];
+    redisReply *r[MAX_WRITES + 1];
     slot_t *s;
     apr_status_t rv;
-    int i, rc = REDIS_OK;
+    int i, rc = REDIS_OK, again_sent = 0, replaced = 0;
 
     if (n < 1 || n > MAX_WRITES) {
         *err = "write_many: 1 to 8 writes";
@@ -644,13 +697,16 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
                                     w[i].value);
         }
     }
+    if (rc == REDIS_OK && acked) {
+        rc = append_wait(st, s);
+    }
     if (rc != REDIS_OK) {
         *err = apr_psprintf(p, "%s: cannot format the writes", st->url->display);
         drop(s);
         release(st, s);
         return APR_EGENERAL;
     }
-    if ((rv = exchange(st, s, p, n, r, err)) != APR_SUCCESS) {
+    if ((rv = exchange(st, s, p, n + acked, r, err)) != APR_SUCCESS) {
         release(st, s);
         return rv;
     }
@@ -667,6 +723,7 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
                 rv = APR_EGENERAL; /* *err set, connection dropped */
                 continue;
             }
+            again_sent = 1;
             x = again;
         }
         else if (!s->c) {
@@ -690,16 +747,35 @@ static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
         }
         else if (w[i].kind == RSP_WRITE_REPLACE) {
             w[i].replaced = x->integer == 1;
+            replaced |= w[i].replaced;
         }
         if (again) {
             freeReplyObject(again);
         }
     }
-    for (i = 0; i < n; i++) {
+    if (rv == APR_SUCCESS && acked && replaced) {
+        /* the WAIT after the writes, or again after a resent script */
+        redisReply *x = r[n], *again = NULL;
+        if (again_sent) {
+            x = again = command(st, s, p, err, "WAIT %d %lld", st->replicas,
+                                (long long)apr_time_as_msec(st->replicas_wait));
+        }
+        rv = x ? check_acked(st, p, x, "the takeover", err) : APR_EGENERAL;
+        if (again) {
+            freeReplyObject(again);
+        }
+    }
+    for (i = 0; i < n + acked; i++) {
         freeReplyObject(r[i]);
     }
     release(st, s);
     return rv;
+}
+
+static apr_status_t redis_write_many(rsp_store_t *st, apr_pool_t *p,
+                                     rsp_write_t *w, int n, const char **err)
+{
+    return write_many(st, p, w, n, 0, err);
 }
 
 /* One append: the same script, by its SHA, as the writes of a batch. */
@@ -731,7 +807,9 @@ static apr_status_t redis_replace(rsp_store_t *st, apr_pool_t *p,
     w.expect = expect;
     w.value = value;
     w.ttl_ms = 1;   /* unused: the expiry is kept */
-    rv = redis_write_many(st, p, &w, 1, err);
+    /* A replace on its own is a takeover, a claim changing hands:
+     * acknowledged by the replicas like a claim. */
+    rv = write_many(st, p, &w, 1, st->replicas > 0, err);
     *replaced = w.replaced;
     return rv;
 }

@@ -4178,6 +4178,9 @@ static const char *kind_name(rsp_alarm_kind_t k)
     case RSP_ALARM_REACHABLE: return "REACHABLE";
     case RSP_ALARM_ROLE: return "ROLE";
     case RSP_ALARM_ROLE_OK: return "ROLE_OK";
+    case RSP_ALARM_REPLICAS: return "REPLICAS";
+    case RSP_ALARM_REPLICAS_THIN: return "REPLICAS_THIN";
+    case RSP_ALARM_REPLICAS_OK: return "REPLICAS_OK";
     }
     return "?";
 }
@@ -5204,6 +5207,101 @@ START_TEST(test_step_role)
 }
 END_TEST
 
+/* R_LIMIT (a primary) with its replication section's replicas: lines
+ * as Redis 7.0 writes them ("slaveN:ip=...,port=...,state=...,offset=...,
+ * lag=..."). */
+static const char *with_replicas(int connected, const char *lines)
+{
+    const char *at = strstr(R_LIMIT, "connected_slaves:0\r\n");
+
+    ck_assert_ptr_nonnull(at);
+    return apr_psprintf(pool, "%.*sconnected_slaves:%d\r\n%s%s",
+                        (int)(at - R_LIMIT), R_LIMIT, connected, lines,
+                        at + strlen("connected_slaves:0\r\n"));
+}
+
+#define REPL_OK0 "slave0:ip=127.0.0.1,port=6380,state=online,offset=4242,lag=0\r\n"
+#define REPL_OK1 "slave1:ip=127.0.0.1,port=6381,state=online,offset=4242,lag=1\r\n"
+#define REPL_LAG1 "slave1:ip=127.0.0.1,port=6381,state=online,offset=4000,lag=7\r\n"
+#define REPL_SYNC1 "slave1:ip=127.0.0.1,port=6381,state=wait_bgsave,offset=0,lag=0\r\n"
+
+START_TEST(test_redis_replicas_in_step)
+{
+    rsp_health_t h;
+
+    ck_assert_int_eq(rsp_health_parse_redis(&h, with_replicas(2, REPL_OK0 REPL_OK1)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(h.replicas, 2);
+    ck_assert_int_eq(h.replicas_in_step, 2);
+    ck_assert_int_eq(rsp_health_parse_redis(&h, with_replicas(2, REPL_OK0 REPL_LAG1)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(h.replicas, 2);
+    ck_assert_int_eq(h.replicas_in_step, 1);        /* 7 s behind */
+    ck_assert_int_eq(rsp_health_parse_redis(&h, with_replicas(2, REPL_OK0 REPL_SYNC1)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(h.replicas_in_step, 1);        /* still syncing */
+    ck_assert_int_eq(rsp_health_parse_redis(&h, R_LIMIT), APR_SUCCESS);
+    ck_assert_int_eq(h.replicas, 0);
+    ck_assert_int_eq(h.replicas_in_step, 0);
+    ck_assert_int_eq(rsp_health_parse_redis(&h, R_REPLICA), APR_SUCCESS);
+    ck_assert_int_eq(h.replicas_in_step, 0);
+}
+END_TEST
+
+/* ReplaySPStoreReplicas 1: the error before sign-ins are refused is the
+ * warning that there is no spare; the error when they are. */
+START_TEST(test_step_replicas)
+{
+    rsp_monitor_params_t mp = params;
+    rsp_monitor_state_t st;
+    apr_array_header_t *al;
+    const rsp_alarm_t *a;
+
+    memset(&st, 0, sizeof(st));
+    mp.replicas_required = 1;
+#define STEP(info, t) ({ al = apr_array_make(pool, 4, sizeof(rsp_alarm_t)); \
+        rsp_health_t h_ = redis(info); h_.polled = (t);                          \
+        rsp_monitor_step(&st, &h_, &mp, pool, al); al; })
+    ck_assert_str_eq(kinds(STEP(with_replicas(2, REPL_OK0 REPL_OK1), T0)), "");
+    /* one lags: just enough left */
+    al = STEP(with_replicas(2, REPL_OK0 REPL_LAG1), T0 + SEC(5));
+    a = only(al, RSP_ALARM_REPLICAS_THIN);
+    ck_assert_int_eq(a->level, RSP_LOG_WARNING);
+    ck_assert_has(a->text, REDIS_NAME);
+    ck_assert_has(a->text, "if one more drops out, sign-ins are refused");
+    ck_assert_str_eq(kinds(STEP(with_replicas(2, REPL_OK0 REPL_LAG1), T0 + SEC(10))), "");
+    /* it is gone: still just enough, said once */
+    ck_assert_str_eq(kinds(STEP(with_replicas(1, REPL_OK0), T0 + SEC(15))), "");
+    /* none: refused */
+    al = STEP(R_LIMIT, T0 + SEC(20));
+    a = only(al, RSP_ALARM_REPLICAS);
+    ck_assert_int_eq(a->level, RSP_LOG_ERR);
+    ck_assert_has(a->text, "0 replica(s) in step");
+    ck_assert_has(a->text, "asks for 1");
+    ck_assert_has(a->text, "sign-ins are refused");
+    ck_assert_str_eq(kinds(STEP(R_LIMIT, T0 + SEC(25))), "");
+    /* back */
+    al = STEP(with_replicas(2, REPL_OK0 REPL_OK1), T0 + SEC(30));
+    a = only(al, RSP_ALARM_REPLICAS_OK);
+    ck_assert_int_eq(a->level, RSP_LOG_NOTICE);
+    ck_assert_str_eq(kinds(STEP(with_replicas(2, REPL_OK0 REPL_OK1), T0 + SEC(35))), "");
+    /* one replica asked for and one there, from the first poll: no spare,
+     * but nothing lost either: quiet */
+    memset(&st, 0, sizeof(st));
+    ck_assert_str_eq(kinds(STEP(with_replicas(1, REPL_OK0), T0)), "");
+    /* not asked for: never */
+    memset(&st, 0, sizeof(st));
+    mp.replicas_required = 0;
+    ck_assert_str_eq(kinds(STEP(R_LIMIT, T0)), "");
+    ck_assert_str_eq(kinds(STEP(with_replicas(2, REPL_OK0 REPL_LAG1), T0 + SEC(5))), "");
+    /* a replica itself (role:slave) is the role alarm's business */
+    memset(&st, 0, sizeof(st));
+    mp.replicas_required = 1;
+    ck_assert_str_eq(kinds(STEP(R_REPLICA, T0)), "ROLE");
+#undef STEP
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* rsp_monitor_step: whole captured lives, poll by poll                */
 
@@ -5321,6 +5419,8 @@ static Suite *monitor_suite(void)
     tcase_add_test(tc, test_step_unreachable_first_poll);
     tcase_add_test(tc, test_step_one_server_down);
     tcase_add_test(tc, test_step_role);
+    tcase_add_test(tc, test_step_replicas);
+    tcase_add_test(tc, test_redis_replicas_in_step);
     tcase_add_test(tc, test_step_redis_life);
     tcase_add_test(tc, test_step_memcache_lives);
     suite_add_tcase(s, tc);

@@ -1163,6 +1163,151 @@ START_TEST(test_unix_socket_missing)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* ReplaySPStoreReplicas: claims acknowledged by replicas (WAIT)        */
+
+#define WAIT_MS 100
+
+static rsp_store_t *acked_store(void)
+{
+    rsp_store_t *st = store_open(tcp_url(NULL, srv_port, 0), T_NORMAL, 2);
+
+    st->replicas = 1;
+    st->replicas_wait = apr_time_from_msec(WAIT_MS);
+    return st;
+}
+
+/* No replica attached: a claim is written but not won; it stays. */
+START_TEST(test_replicas_unacked_claim_kept)
+{
+    redisContext *raw = raw_connect();
+    rsp_store_t *st = acked_store();
+    rsp_claim_read_t c;
+    const char *err = NULL;
+    apr_time_t t0 = apr_time_now();
+    apr_status_t rv;
+    int won = -1, replaced = -1;
+    reply_t r;
+
+    memset(&c, 0, sizeof(c));
+    c.key = "w:claim";
+    c.value = "mine";
+    c.ttl_ms = TTL;
+    rv = rsp_store_claim_read(st, pool, &c, &err);
+    ck_assert_int_eq(rv, RSP_STORE_UNACKED);
+    ck_assert_int_eq(c.won, 0);
+    ck_assert_msg(contains(err, "0 of the 1 replicas"), "err: %s", ERR_S(err));
+    ck_assert_int_ge(ms_since(t0), WAIT_MS - 5);
+    ck_assert_int_lt(ms_since(t0), 1000);
+    r = raw_cmd(raw, "GET %s", "w:claim");
+    ck_assert_int_eq(r.type, REDIS_REPLY_STRING);
+    ck_assert_str_eq(r.str, "mine");                /* kept */
+    /* a second claim of it is lost, and a lost claim is not waited for */
+    c.value = "theirs";
+    t0 = apr_time_now();
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_int_eq(c.won, 0);
+    ck_assert_str_eq(c.holder, "mine");
+    /* the single claim */
+    ck_assert_int_eq(rsp_store_claim(st, pool, "w:one", "v", TTL, &won, &err),
+                     RSP_STORE_UNACKED);
+    ck_assert_int_eq(won, 0);
+    ck_assert_int_eq(raw_cmd(raw, "EXISTS %s", "w:one").integer, 1);
+    ck_assert_int_eq(rsp_store_claim(st, pool, "w:one", "v", TTL, &won, &err),
+                     APR_SUCCESS);
+    ck_assert_int_eq(won, 0);
+    /* a takeover (a replace on its own) likewise: done on the primary,
+     * not acknowledged */
+    ck_assert_int_eq(rsp_store_replace(st, pool, "w:claim", "mine", NULL,
+                                       "taken", &replaced, &err),
+                     RSP_STORE_UNACKED);
+    ck_assert_int_eq(replaced, 1);
+    ck_assert_str_eq(raw_cmd(raw, "GET %s", "w:claim").str, "taken");
+    /* one that does not apply is not waited for */
+    ck_assert_int_eq(rsp_store_replace(st, pool, "w:claim", "mine", NULL, "x",
+                                       &replaced, &err), APR_SUCCESS);
+    ck_assert_int_eq(replaced, 0);
+    /* the session's writes are not claims: not waited for */
+    ck_assert_int_eq(rsp_store_put(st, pool, "w:session", "s", 1, TTL, &err),
+                     APR_SUCCESS);
+}
+END_TEST
+
+static int replica_port;
+
+static int replica_synced(void *unused)
+{
+    struct timeval tv = {0, 200000};
+    redisContext *c = redisConnectWithTimeout(HOST, srv_port, tv);
+    redisReply *r;
+    int ok = 0;
+
+    if (!c) {
+        return 0;
+    }
+    if (!c->err && redisSetTimeout(c, tv) == REDIS_OK) {
+        r = redisCommand(c, "INFO replication");
+        ok = r && r->type == REDIS_REPLY_STRING
+            && strstr(r->str, "connected_slaves:1") && strstr(r->str, "state=online");
+        if (r) {
+            freeReplyObject(r);
+        }
+    }
+    redisFree(c);
+    return ok;
+}
+
+/* A replica attached: claims are won once it has them. */
+START_TEST(test_replicas_acked_claim_won)
+{
+    char port[16], master_port[16], log[300], rdir[300];
+    /* clang-format off */
+    const char *argv[] = {"/usr/bin/redis-server", "--port", port, "--bind", HOST,
+        "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", rdir,
+        "--replicaof", HOST, master_port, NULL};
+    /* clang-format on */
+    rsp_store_t *st;
+    rsp_claim_read_t c;
+    const char *err = NULL;
+    pid_t pid;
+    int fd, replaced = 0;
+
+    if (getenv("RSP_REDIS_SERVER")) {
+        argv[0] = getenv("RSP_REDIS_SERVER");
+    }
+    ck_assert_int_ge(fd = bound_socket(&replica_port), 0);
+    close(fd);
+    snprintf(port, sizeof(port), "%d", replica_port);
+    snprintf(master_port, sizeof(master_port), "%d", srv_port);
+    snprintf(rdir, sizeof(rdir), "%s", srv_dir);
+    snprintf(log, sizeof(log), "%s/replica.log", srv_dir);
+    pid = spawn_server(argv, log, replica_synced, NULL);
+    ck_assert_int_gt(pid, 0);
+    st = acked_store();
+    memset(&c, 0, sizeof(c));
+    c.key = "w:acked";
+    c.value = "mine";
+    c.ttl_ms = TTL;
+    ck_assert_msg(rsp_store_claim_read(st, pool, &c, &err) == APR_SUCCESS,
+                  "claim: %s", ERR_S(err));
+    ck_assert_int_eq(c.won, 1);
+    c.value = "theirs";
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
+    ck_assert_int_eq(c.won, 0);
+    ck_assert_msg(rsp_store_replace(st, pool, "w:acked", "mine", NULL, "taken",
+                                    &replaced, &err) == APR_SUCCESS,
+                  "replace: %s", ERR_S(err));
+    ck_assert_int_eq(replaced, 1);
+    /* asking for more replicas than there are: not won */
+    st->replicas = 2;
+    c.key = "w:two";
+    c.value = "mine";
+    ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), RSP_STORE_UNACKED);
+    ck_assert_msg(contains(err, "1 of the 2 replicas"), "err: %s", ERR_S(err));
+    stop_server(&pid, "redis-server (replica)");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static Suite *store_redis_suite(void)
 {
@@ -1215,6 +1360,11 @@ static Suite *store_redis_suite(void)
     tcase_add_test(tc, test_pool_distinct_keys);
     tcase_add_test(tc, test_pool_same_key_won_once);
     tcase_add_test(tc, test_pool_max_conns_at_least_one);
+    suite_add_tcase(s, tc);
+
+    tc = store_tcase("replicas", setup, teardown, tcase_restore);
+    tcase_add_test(tc, test_replicas_unacked_claim_kept);
+    tcase_add_test(tc, test_replicas_acked_claim_won);
     suite_add_tcase(s, tc);
 
     tc = store_tcase("unix", setup, teardown, tcase_restore);
