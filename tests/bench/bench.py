@@ -22,8 +22,11 @@ Sections (all by default; --only picks some):
                 and CPU per sign-in (httpd and Redis), for the first burst
                 after a start and for a steady-state burst; protected
                 requests/s with a session.
+  store         per sign-in wall time with a plaintext and a TLS Redis,
+                each with and without ReplaySPStoreReplicas 1 (a real
+                replica), interleaved in one run: what TLS and WAIT add.
 
-Usage: scripts/bench.sh [--only instructions|syscalls|fleet] [--quick] [--keep]
+Usage: scripts/bench.sh [--only instructions|syscalls|fleet|store] [--quick] [--keep]
 """
 
 import argparse
@@ -422,15 +425,75 @@ def section_fleet(setup, module, workdir, quick):
     say("(CPU per sign-in: replicas' processes, balancer excluded; wall time through the balancer)")
 
 
+def section_store(setup, module, workdir, quick):
+    """Per sign-in wall time over each kind of store connection, measured
+    in one run: four httpd instances (plaintext Redis, TLS, plaintext with
+    ReplaySPStoreReplicas 1, TLS with it) on one primary (a TLS port
+    besides its plaintext one) and one replica, sign-ins sent to them in
+    turn by one client, so that the machine's noise falls on all alike."""
+    import requests
+    from test_tls import Pki, TlsRedis
+    from test_replicas import Replica, wait_online
+    pki = Pki(os.path.join(workdir, "store-pki"))
+    primary = TlsRedis(os.path.join(workdir, "store-primary"), pki.server, pki.ca).start()
+    replica = Replica(os.path.join(workdir, "store-replica"), primary).start()
+    wait_online(primary, 1)
+    kinds = [("redis://", primary.url, ""),
+             ("rediss://", primary.tls_url(), 'ReplaySPStoreTLSCAFile "%s"\n' % pki.ca),
+             ("redis://, Replicas 1", primary.url, "ReplaySPStoreReplicas 1\n"),
+             ("rediss://, Replicas 1", primary.tls_url(),
+              'ReplaySPStoreTLSCAFile "%s"\nReplaySPStoreReplicas 1\n' % pki.ca)]
+    hs = []
+    try:
+        for i, (label, url, extra) in enumerate(kinds):
+            h = harness.Httpd(os.path.join(workdir, "store-httpd%d" % i), "store%d" % i,
+                              modules=[("replay_sp_module", module)], threads=4,
+                              start_servers=1,
+                              body=harness.sp_conf_body(url, setup.sp, extra))
+            h.start()
+            hs.append(h)
+        n = 40 if quick else 200
+        walls = {label: [] for label, _, _ in kinds}
+        items = {label: [setup.mint(h.base_url + harness.ENDPOINT + "/acs")
+                         for _ in range(n + 5)] for (label, _, _), h in zip(kinds, hs)}
+        for j in range(n + 5):
+            for (label, _, _), h in zip(kinds, hs):
+                t0 = time.perf_counter()
+                r = requests.post(h.base_url + harness.ENDPOINT + "/acs",
+                                  data={"SAMLResponse": items[label][j]},
+                                  allow_redirects=False, timeout=60)
+                wall = time.perf_counter() - t0
+                if r.status_code != 303:
+                    raise harness.HarnessError("%s: sign-in answered %d" % (label, r.status_code))
+                if j >= 5:           # the first ones make the connections
+                    walls[label].append(wall)
+    finally:
+        for h in hs:
+            h.stop()
+        replica.stop()
+        primary.stop()
+    say("")
+    say("== store: per sign-in wall time, one client, %d sign-ins each, interleaved", n)
+    say("%-24s %9s %9s %9s %12s", "store", "mean ms", "p50 ms", "p99 ms", "added p50 ms")
+    base = statistics.median(walls[kinds[0][0]])
+    for label, _, _ in kinds:
+        w = walls[label]
+        say("%-24s %9.2f %9.2f %9.2f %12.2f", label, statistics.mean(w) * 1e3,
+            statistics.median(w) * 1e3, pct(w, 99) * 1e3, (statistics.median(w) - base) * 1e3)
+    say("(loopback: a replica's acknowledgement and TLS's encryption cost little here; "
+        "on a network add its round trip to WAIT)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=("instructions", "syscalls", "fleet"), action="append")
+    ap.add_argument("--only", choices=("instructions", "syscalls", "fleet", "store"),
+                    action="append")
     ap.add_argument("--quick", action="store_true", help="fewer operations per figure")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (callgrind's dumps: one per request, "
                     "for callgrind_annotate)")
     args = ap.parse_args()
-    sections = args.only or ["instructions", "syscalls", "fleet"]
+    sections = args.only or ["instructions", "syscalls", "fleet", "store"]
     module = harness.module_path()
     workdir = harness.make_workdir("rsp-bench-")
     say("mod_replay_sp benchmark: module %s", module)
@@ -442,6 +505,8 @@ def main():
             section_syscalls(setup, module, workdir, args.quick)
         if "fleet" in sections:
             section_fleet(setup, module, workdir, args.quick)
+        if "store" in sections:
+            section_store(setup, module, workdir, args.quick)
     finally:
         setup.close()
         if args.keep:
