@@ -7,6 +7,8 @@
 #include "rsp_form.h"
 #include "rsp_util.h"
 
+#define RSP_CLAIM_MAX_TIME APR_INT64_C(253402300799) /* 9999-12-31T23:59:59Z */
+
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
 {
     const char *rec = apr_psprintf(p, "v=1&r=%s&t=%" APR_TIME_T_FMT "%s%s%s",
@@ -41,7 +43,8 @@ apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
     }
     errno = 0;
     secs = apr_strtoi64(t, &end, 10);
-    if (*end || errno || secs <= 0) {
+    /* a time in seconds before the year 10000: in microseconds it fits */
+    if (*end || errno || secs <= 0 || secs > RSP_CLAIM_MAX_TIME) {
         return APR_EINVAL;
     }
     c->replica = rsp_record_field(p, val, "r");

@@ -29,7 +29,13 @@ static void copy(char *dst, apr_size_t size, const char *src, apr_size_t len)
     dst[len] = '\0';
 }
 
-/* A whole non-negative decimal number; *out untouched when it is not. */
+/* No counter, size or uptime a store reports comes near this (10^15:
+ * a petabyte, 31 million years); sums, percentages and microseconds of
+ * such numbers fit in 64 bits. */
+#define MAX_REPORTED APR_INT64_C(1000000000000000)
+
+/* A whole non-negative decimal number up to MAX_REPORTED; *out untouched
+ * when it is not. */
 static int parse_i64(const char *s, apr_size_t len, apr_int64_t *out)
 {
     char buf[32], *end;
@@ -42,7 +48,7 @@ static int parse_i64(const char *s, apr_size_t len, apr_int64_t *out)
     buf[len] = '\0';
     errno = 0;
     v = apr_strtoi64(buf, &end, 10);
-    if (*end != '\0' || errno || v < 0) {
+    if (*end != '\0' || errno || v < 0 || v > MAX_REPORTED) {
         return 0;
     }
     *out = v;
@@ -390,6 +396,7 @@ void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
         if (strcmp(prev->instance, cur->instance) != 0
             || went_down(prev->uptime, cur->uptime)) {
             apr_time_t at = cur->uptime >= 0
+                            && cur->uptime < apr_time_sec(cur->polled)
                 ? cur->polled - apr_time_from_sec(cur->uptime) : cur->polled;
             raise_alarm(alarms, RSP_ALARM_LOSS, RSP_LOG_ERR, apr_psprintf(
                 p, "store %s restarted about %s (instance %s, was %s): claims "

@@ -120,6 +120,7 @@ char *rsp_saml_idp_slo_url(apr_pool_t *p, rsp_lasso_server_t *server,
  * the query without SigAlg and Signature and told not to look for them. */
 
 typedef struct {
+    const char *message;    /* SAMLRequest or SAMLResponse, decoded */
     const char *stripped;   /* the query without SigAlg and Signature */
     const char *signed_part; /* the octets the signature covers */
     const char *sig_alg;    /* decoded */
@@ -204,8 +205,9 @@ static const char *split_redirect(apr_pool_t *p, const char *query,
                            : apr_pstrcat(p, msg, "&", alg, NULL);
     m->sig_alg = url_decode(p, alg + 7);
     m->signature = url_decode(p, sig + 10);
-    if (!m->sig_alg || !m->signature) {
-        return "bad escape in SigAlg or Signature";
+    m->message = url_decode(p, strchr(msg, '=') + 1);
+    if (!m->sig_alg || !m->signature || !m->message) {
+        return "bad escape in SigAlg, Signature or the message";
     }
     return NULL;
 }
@@ -286,6 +288,38 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
     }
     return apr_psprintf(p, "the signature does not verify with %s's "
                         "certificate%s", idp, certs->nelts > 1 ? "s" : "");
+}
+
+/* Before Lasso reads a single byte of it: the message's shape (Lasso
+ * aborts the process on some malformed ones), its issuer one of this SP's
+ * IdPs, and its signature that IdP's. NULL, or the refusal (check, why). */
+static const char *redirect_trusted(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                    const redirect_msg_t *m, const char *root,
+                                    const char **issuer, const char **weak,
+                                    const char **check)
+{
+    const char *why;
+    int i, known = 0;
+
+    if ((why = rsp_saml_redirect_peek(p, m->message, root, issuer, check))) {
+        return why;
+    }
+    if (!*issuer) {
+        *check = "xml";
+        return apr_psprintf(p, "%s without an Issuer", root);
+    }
+    for (i = 0; i < sp->idp_ids->nelts; i++) {
+        known |= !strcmp(APR_ARRAY_IDX(sp->idp_ids, i, const char *), *issuer);
+    }
+    if (!known) {
+        *check = "issuer";
+        return apr_psprintf(p, "%s from %s, which is not an IdP of this SP",
+                            root, *issuer);
+    }
+    if ((why = verify_redirect(p, sp, *issuer, m, weak)) != NULL) {
+        *check = "signature";
+    }
+    return why;
 }
 
 /* Lasso builds and validates logout messages against a session holding
@@ -396,11 +430,16 @@ apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
     LassoSamlp2StatusResponse *sr;
     redirect_msg_t m;
     apr_status_t rv = APR_SUCCESS;
-    const char *why;
+    const char *why, *issuer = NULL;
     int rc;
 
     if ((why = split_redirect(p, query, &m)) != NULL) {
         REFUSE(strstr(why, "signed") ? "signature" : "binding", "%s", why);
+    }
+    if ((why = redirect_trusted(p, sp, &m, "LogoutResponse", &issuer,
+                                &out->weak_signature, check)) != NULL) {
+        *detail = why;
+        return APR_EGENERAL;
     }
     if (!(logout = lasso_logout_new(server))) {
         REFUSE("lasso", "cannot create a Lasso logout");
@@ -426,9 +465,8 @@ apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
         || !*sr->InResponseTo || !status_of(sr)) {
         REFUSE("xml", "LogoutResponse without Issuer, InResponseTo or Status");
     }
-    if ((why = verify_redirect(p, sp, sr->Issuer->content, &m,
-                               &out->weak_signature)) != NULL) {
-        REFUSE("signature", "%s", why);
+    if (strcmp(sr->Issuer->content, issuer) != 0) {
+        REFUSE("xml", "the LogoutResponse's Issuer read twice differs");
     }
     out->issuer = apr_pstrdup(p, sr->Issuer->content);
     out->in_response_to = apr_pstrdup(p, sr->InResponseTo);
@@ -475,13 +513,18 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     LassoProfile *profile;
     redirect_msg_t m;
     apr_status_t rv = APR_SUCCESS;
-    const char *why;
+    const char *why, *issuer = NULL;
     GList *it, *indexes;
     int rc;
 
     *out = NULL;
     if ((why = split_redirect(p, query, &m)) != NULL) {
         *check = strstr(why, "signed") ? "signature" : "binding";
+        *detail = why;
+        return APR_EGENERAL;
+    }
+    if ((why = redirect_trusted(p, sp, &m, "LogoutRequest", &issuer,
+                                &req->weak_signature, check)) != NULL) {
         *detail = why;
         return APR_EGENERAL;
     }
@@ -507,9 +550,8 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     if (!ra->Issuer || !ra->Issuer->content || !ra->ID || !*ra->ID) {
         REFUSE("xml", "LogoutRequest without Issuer or ID");
     }
-    if ((why = verify_redirect(p, sp, ra->Issuer->content, &m,
-                               &req->weak_signature)) != NULL) {
-        REFUSE("signature", "%s", why);
+    if (strcmp(ra->Issuer->content, issuer) != 0) {
+        REFUSE("xml", "the LogoutRequest's Issuer read twice differs");
     }
     if (!lr->NameID || !lr->NameID->content || !*lr->NameID->content) {
         REFUSE("subject", "LogoutRequest without a NameID (an encrypted ID "

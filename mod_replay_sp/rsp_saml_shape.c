@@ -2,8 +2,10 @@
 
 #include <apr_strings.h>
 #include <libxml/parser.h>
+#include <zlib.h>
 
 #include "rsp_saml_shape.h"
+#include "rsp_util.h"
 
 #define NS_SAMLP "urn:oasis:names:tc:SAML:2.0:protocol"
 #define NS_SAML "urn:oasis:names:tc:SAML:2.0:assertion"
@@ -122,6 +124,99 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
     return NULL;
 }
 
+#define REDIRECT_MAX (128 * 1024)
+
+/* Raw DEFLATE (SAML bindings 3.4.4.1) of at most REDIRECT_MAX bytes. */
+static const char *inflate_raw(apr_pool_t *p, const char *in, apr_size_t len,
+                               char **out, apr_size_t *outlen)
+{
+    z_stream z;
+    int rc;
+
+    memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+        return "cannot inflate";
+    }
+    *out = apr_palloc(p, REDIRECT_MAX + 1);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = (Bytef *)*out;
+    z.avail_out = REDIRECT_MAX;
+    rc = inflate(&z, Z_FINISH);
+    *outlen = REDIRECT_MAX - z.avail_out;
+    inflateEnd(&z);
+    if (rc == Z_STREAM_END && z.avail_in == 0) {
+        (*out)[*outlen] = '\0';
+        return NULL;
+    }
+    return rc == Z_BUF_ERROR && z.avail_out == 0
+        ? "the message inflates to more than 128 KiB"
+        : "the message is not DEFLATE-compressed (SAML HTTP-Redirect binding)";
+}
+
+const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
+                                   const char *root_name, const char **issuer,
+                                   const char **check)
+{
+    char *raw, *xml;
+    apr_size_t rawlen, xmllen;
+    xmlDocPtr doc;
+    xmlNodePtr root, n;
+    const char *why = NULL;
+    int issuers = 0, ids = 0;
+
+    *issuer = NULL;
+    *check = "binding";
+    if (!message || rsp_b64_decode(p, message, 0, &raw, &rawlen) < 0) {
+        return "the message is not base64";
+    }
+    if ((why = inflate_raw(p, raw, rawlen, &xml, &xmllen)) != NULL) {
+        return why;
+    }
+    *check = "xml";
+    if (memchr(xml, '\0', xmllen)) {
+        return "a NUL byte in the message";
+    }
+    doc = xmlReadMemory(xml, (int)xmllen, NULL, NULL,
+                        XML_PARSE_NONET | XML_PARSE_NOERROR
+                            | XML_PARSE_NOWARNING);
+    if (!doc) {
+        return "not well-formed XML";
+    }
+    root = xmlDocGetRootElement(doc);
+    if (doc->intSubset || doc->extSubset) {
+        why = "a DOCTYPE is not allowed in a SAML message";
+    }
+    else if (!is_el(root, NS_SAMLP, root_name)) {
+        why = apr_psprintf(p, "not a samlp:%s", root_name);
+    }
+    for (n = why ? NULL : root->children; n; n = n->next) {
+        if (is_el(n, NS_SAML, "Issuer")) {
+            xmlChar *t = xmlNodeGetContent(n);
+            *issuer = t && *t ? apr_pstrdup(p, (const char *)t) : NULL;
+            xmlFree(t);
+            issuers++;
+        }
+        else if (is_el(n, NS_SAML, "BaseID") || is_el(n, NS_SAML, "NameID")
+                 || is_el(n, NS_SAML, "EncryptedID")) {
+            ids++;
+        }
+    }
+    if (!why && (issuers > 1 || (issuers == 1 && !*issuer))) {
+        why = apr_psprintf(p, "%s with %s Issuer", root_name,
+                           issuers > 1 ? "more than one" : "an empty");
+    }
+    if (!why && !strcmp(root_name, "LogoutRequest") && ids != 1) {
+        why = apr_psprintf(p, "LogoutRequest with %d of BaseID, NameID and "
+                           "EncryptedID (exactly one is required)", ids);
+    }
+    xmlFreeDoc(doc);
+    if (why) {
+        *issuer = NULL;
+    }
+    return why;
+}
+
 #define REFUSE(c, ...) do {                           \
         *check = (c);                                  \
         *detail = apr_psprintf(p, __VA_ARGS__);        \
@@ -208,6 +303,14 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
         }
         if (out->keys == 0) {
             REFUSE("encryption", "no EncryptedKey in the EncryptedAssertion");
+        }
+        /* Where the key is looked for: beside the EncryptedData, or in its
+         * (first) ds:KeyInfo. One elsewhere only would be no key at all
+         * (and costs Lasso a copy of our private key it never frees). */
+        if (!child(enc, RSP_XENC_NS, "EncryptedKey")
+            && !child(child(data, NS_DS, "KeyInfo"), RSP_XENC_NS, "EncryptedKey")) {
+            REFUSE("encryption", "no EncryptedKey beside the EncryptedData or "
+                   "in its KeyInfo");
         }
     }
     if (doc_out) {

@@ -50,6 +50,18 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
                             apr_size_t len, xmlDocPtr *doc_out,
                             const char **check, const char **detail);
 
+/* An HTTP-Redirect message (the SAMLRequest or SAMLResponse parameter,
+ * URL-decoded: base64 of raw DEFLATE), read before Lasso parses it (Lasso
+ * aborts the whole process on some malformed messages): it must inflate
+ * to at most 128 KiB of well-formed XML without a DOCTYPE whose root is
+ * samlp:ROOT with at most one saml:Issuer, non-empty, in *issuer (NULL when
+ * there is none); a LogoutRequest must hold exactly one of saml:BaseID,
+ * saml:NameID and saml:EncryptedID. NULL when it does, else why, with
+ * *check "binding" (not base64 or not DEFLATE) or "xml". */
+const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
+                                   const char *root, const char **issuer,
+                                   const char **check);
+
 /* NULL, or "WHERE signature uses ALG" when a ds:Signature child of node
  * uses a SHA-1 signature method or digest. */
 const char *rsp_saml_weak_signature(apr_pool_t *p, xmlNodePtr node,

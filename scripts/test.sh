@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every test: install dependencies, build, unit tests (Check, also under
-# valgrind), the test IdP's self-tests, the fleet integration suite (real
+# valgrind), the libFuzzer targets (bounded: about a minute), the test
+# IdP's self-tests, the fleet integration suite (real
 # redis-server, real httpd replicas behind a real balancer, responses signed
 # by the test IdP), and the suite again with the module built with ASan and
 # UBSan; the Debian package (built, installed, used, purged) and the
@@ -18,6 +19,8 @@ for t in tests/unit/test_rsp_*; do
     CK_FORK=no valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
         --error-exitcode=9 "$t" >/dev/null || { echo "valgrind: $t failed"; exit 1; }
 done
+echo "== fuzzing: every libFuzzer target on its corpus, then ~45 s of fuzzing"
+sh scripts/fuzz.sh
 echo "== Debian package: build, contents, install with a2enmod, one sign-in, purge"
 bash scripts/test-package.sh
 echo "== Prometheus alerting rules (promtool)"

@@ -361,3 +361,43 @@ def test_idp_logout_request_must_be_fresh(fleet, saml, store):
     url, _ = idp.logout_request_url(md, "alice", session_index="SI-old")
     assert get(local(url, fleet.public)).status_code == 302
     assert refused_everywhere(fleet, saml, cookie)
+
+
+def _redirect(xml):
+    import base64
+    import zlib
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    raw = c.compress(xml.encode()) + c.flush()
+    return urllib.parse.quote(base64.b64encode(raw).decode(), safe="")
+
+
+@pytest.mark.expect_log("RSP01035")
+def test_malformed_logout_request_refused_before_lasso(fleet, saml, store):
+    """Messages Lasso would abort the whole process on (anything that is not
+    a LogoutRequest with exactly one identifier) are refused (400, check=xml)
+    before Lasso reads them, signed or not, and the children live on (the
+    error-log gate fails the test on a child that died)."""
+    ns = ('xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" '
+          'xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"')
+    issuer = "<saml:Issuer>%s</saml:Issuer>" % saml.idps["idp1"].entity_id
+    bad = ["<x/>",
+           '<samlp:LogoutRequest %s ID="l1" Version="2.0" IssueInstant="2026-12-01T00:00:00Z">'
+           '%s</samlp:LogoutRequest>' % (ns, issuer),
+           '<samlp:LogoutRequest %s ID="l2" Version="2.0" IssueInstant="2026-12-01T00:00:00Z">'
+           '%s<saml:NameID>a</saml:NameID><saml:NameID>b</saml:NameID>'
+           '</samlp:LogoutRequest>' % (ns, issuer)]
+    sig = ("&SigAlg=" + urllib.parse.quote("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+                                           safe="") + "&Signature=AAAA")
+    pids = {h.name: h.pid() for h in fleet.replicas}
+    for xml in bad:
+        for h in fleet.replicas:
+            r = get(h.base_url + harness.ENDPOINT + "/slo?SAMLRequest=" + _redirect(xml) + sig)
+            assert r.status_code == 400, (h.name, r.status_code)
+    assert fleet.count_in_logs("check=xml") == len(bad) * len(fleet.replicas)
+    assert {h.name: h.pid() for h in fleet.replicas} == pids
+    # and a good one still works
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="SI-M")
+    url, _ = saml.idps["idp1"].logout_request_url(md, "alice", session_index="SI-M")
+    assert get(local(url, fleet.public)).status_code == 302
+    assert refused_everywhere(fleet, saml, cookie)

@@ -100,6 +100,12 @@ START_TEST(test_claim_take_over_rule)
     rec.open = 0;
     rec.claimed = now - apr_time_from_sec(86400);
     ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    /* the latest time a record can carry (9999-12-31): in the future,
+     * never taken over, and no overflow on the way */
+    ck_assert_int_eq(rsp_claim_decode(&rec, pool, "v=1&r=a&t=253402300799&o=1"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, APR_INT64_C(1) << 40), 0);
 }
 END_TEST
 
@@ -111,7 +117,10 @@ START_TEST(test_claim_malformed)
         "v=1&r=a&t=1&s=" HASH_A "x", "v=1&r=a&r=b&t=1", "v=1&r=a&t=1&t=2",
         "v=1&r=%zz&t=1", "v=1&r=a&t=1&cn=x", "v=1&r=a&t=1&ch=" HASH_A,
         "v=1&r=a&t=1&cn=x&ch=nothash", "v=1&r=a&t=1&o=0", "v=1&r=a&t=1&o=yes",
-        "v=1&r=a&t=1&o="};
+        "v=1&r=a&t=1&o=",
+        /* after the year 9999: in microseconds it would not fit */
+        "v=1&r=a&t=253402300800", "v=1&r=a&t=9223372036854&o=1",
+        "v=1&r=a&t=9223372036854775807"};
     rsp_claim_rec_t out;
     apr_size_t i;
 

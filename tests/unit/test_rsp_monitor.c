@@ -4441,6 +4441,43 @@ START_TEST(test_redis_rejects)
 }
 END_TEST
 
+/* Numbers no store reports (above 10^15): refused, so that sums,
+ * percentages and microseconds of what is accepted fit in 64 bits. */
+START_TEST(test_rejects_huge_numbers)
+{
+    rsp_health_t h;
+    apr_array_header_t *out = NULL;
+
+    ck_assert_int_eq(rsp_health_parse_redis(&h, edit(R_LIMIT, "\nused_memory:",
+                                                     "\nused_memory:9" )), APR_SUCCESS);
+    ck_assert_int_eq(rsp_health_parse_redis(&h, edit(R_LIMIT, "\nuptime_in_seconds:2\r\n",
+        "\nuptime_in_seconds:1000000000000001\r\n")), APR_EINVAL);
+    ck_assert_int_eq(rsp_health_parse_redis(&h, edit(R_LIMIT, "\nuptime_in_seconds:2\r\n",
+        "\nuptime_in_seconds:1000000000000000\r\n")), APR_SUCCESS);
+    ck_assert_int_eq(rsp_health_parse_redis(&h, edit(R_LIMIT, "\nmaxmemory:10485760\r\n",
+        "\nmaxmemory:92233720368547758\r\n")), APR_EINVAL);
+    ck_assert_int_eq(rsp_health_parse_memcache(&out, pool, edit(MC_SAFE, "\nuptime 4\n",
+        "\nuptime 99999999999999999\n"), MC_SET_SAFE), APR_EINVAL);
+}
+END_TEST
+
+/* An uptime longer than the epoch (accepted: under 10^15 s) dates a
+ * restart at the poll, not before 1970. */
+START_TEST(test_step_uptime_beyond_epoch)
+{
+    rsp_monitor_state_t st;
+    apr_array_header_t *al;
+    const rsp_alarm_t *a;
+
+    memset(&st, 0, sizeof(st));
+    ck_assert_str_eq(kinds(step(&st, redis(R_LIMIT), T0)), "");
+    al = step(&st, redis(edit(R_RESTARTED_LIMIT, "\nuptime_in_seconds:",
+                              "\nuptime_in_seconds:99999999999")), T0 + SEC(5));
+    a = only(al, RSP_ALARM_LOSS);
+    ck_assert_has(a->text, fmt(T0 + SEC(5)));
+}
+END_TEST
+
 START_TEST(test_redis_rejects_bad_numbers)
 {
     rsp_health_t h1, h2;
@@ -5383,6 +5420,7 @@ static Suite *monitor_suite(void)
     tcase_add_test(tc, test_redis_lf_line_ends);
     tcase_add_test(tc, test_redis_rejects);
     tcase_add_test(tc, test_redis_rejects_bad_numbers);
+    tcase_add_test(tc, test_rejects_huge_numbers);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parse_memcache");
@@ -5419,6 +5457,7 @@ static Suite *monitor_suite(void)
     tcase_add_test(tc, test_step_unreachable_first_poll);
     tcase_add_test(tc, test_step_one_server_down);
     tcase_add_test(tc, test_step_role);
+    tcase_add_test(tc, test_step_uptime_beyond_epoch);
     tcase_add_test(tc, test_step_replicas);
     tcase_add_test(tc, test_redis_replicas_in_step);
     tcase_add_test(tc, test_step_redis_life);

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "rsp_unit.h"
+#include <apr_base64.h>
 #include <apr_strings.h>
+#include <zlib.h>
 
 #include "rsp_saml_shape.h"
 
@@ -188,6 +190,149 @@ START_TEST(test_encrypted_refused)
                          EDATA(RSP_ALG_AES128_GCM, EKEY(RSP_ALG_RSA_OAEP_MGF1P)))),
             "encryption");
     REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM, ""))), "encryption");
+    /* an EncryptedKey only where nobody looks for one (not beside the
+     * EncryptedData, not in its KeyInfo): no key (Lasso would leak a copy
+     * of the SP's private key on it) */
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM,
+                               "<ds:KeyName>" EKEY(RSP_ALG_RSA_OAEP_MGF1P)
+                               "</ds:KeyName>"))),
+            "encryption");
+    REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM, "")
+                         "<saml:Extra>" EKEY(RSP_ALG_RSA_OAEP_MGF1P)
+                         "</saml:Extra>")),
+            "encryption");
+    /* in a second KeyInfo: Lasso reads the first */
+    REFUSED(RESPONSE(ENC("<xenc:EncryptedData><xenc:EncryptionMethod "
+                         "Algorithm=\"" RSP_ALG_AES128_GCM "\"/><ds:KeyInfo/>"
+                         "<ds:KeyInfo>" EKEY(RSP_ALG_RSA_OAEP_MGF1P)
+                         "</ds:KeyInfo></xenc:EncryptedData>")),
+            "encryption");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* HTTP-Redirect messages before Lasso: rsp_saml_redirect_peek         */
+
+/* xml, raw-DEFLATEd and base64-encoded, as an HTTP-Redirect message. */
+static const char *redirect_of(const char *xml, apr_size_t len)
+{
+    z_stream z;
+    unsigned char *out = apr_palloc(pool, len + 1024);
+    char *b64;
+
+    memset(&z, 0, sizeof(z));
+    ck_assert_int_eq(deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8,
+                                  Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)xml;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)(len + 1024);
+    ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    b64 = apr_palloc(pool, apr_base64_encode_len((int)z.total_out));
+    apr_base64_encode(b64, (const char *)out, (int)z.total_out);
+    deflateEnd(&z);
+    return b64;
+}
+
+#define LR_OPEN "<samlp:LogoutRequest" NS_DECL " ID=\"l1\" Version=\"2.0\">"
+#define LR(body) LR_OPEN body "</samlp:LogoutRequest>"
+#define NAMEID "<saml:NameID>alice</saml:NameID>"
+
+/* The check of a refused message (and its reason contains why), or NULL
+ * when accepted (*issuer then set). */
+static const char *peek(const char *xml, const char *root, const char *why,
+                        const char **issuer)
+{
+    const char *check = NULL, *got;
+
+    got = rsp_saml_redirect_peek(pool, redirect_of(xml, strlen(xml)), root,
+                                 issuer, &check);
+    if (!got) {
+        return NULL;
+    }
+    ck_assert_ptr_null(*issuer);
+    ck_assert_msg(!why || strstr(got, why), "\"%s\" not in \"%s\"", why, got);
+    return check;
+}
+
+static const char *check_nul(void)
+{
+    static const char xml[] = LR_OPEN ISSUER NAMEID "\0</samlp:LogoutRequest>";
+    const char *issuer = NULL, *check = NULL;
+
+    ck_assert_ptr_nonnull(rsp_saml_redirect_peek(
+        pool, redirect_of(xml, sizeof(xml) - 1), "LogoutRequest", &issuer, &check));
+    return check;
+}
+
+START_TEST(test_redirect_peek)
+{
+    const char *issuer = NULL, *check = NULL, *big;
+    char *xml;
+    apr_size_t n;
+
+    /* accepted: what Lasso then reads without trouble */
+    ck_assert_ptr_null(peek(LR(ISSUER NAMEID), "LogoutRequest", NULL, &issuer));
+    ck_assert_str_eq(issuer, "https://idp.example/");
+    ck_assert_ptr_null(peek(LR(ISSUER "<saml:EncryptedID/>"), "LogoutRequest",
+                            NULL, &issuer));
+    ck_assert_ptr_null(peek(LR(NAMEID), "LogoutRequest", NULL, &issuer));
+    ck_assert_ptr_null(issuer); /* no Issuer: the caller refuses that */
+    ck_assert_ptr_null(peek("<samlp:LogoutResponse" NS_DECL ">" ISSUER
+                            "</samlp:LogoutResponse>", "LogoutResponse", NULL,
+                            &issuer));
+    ck_assert_str_eq(issuer, "https://idp.example/");
+
+    /* what makes Lasso abort the process: not a LogoutRequest at all, or
+     * one without exactly one identifier */
+    ck_assert_str_eq(peek("<x/>", "LogoutRequest", "not a samlp:LogoutRequest",
+                          &issuer), "xml");
+    ck_assert_str_eq(peek("<saml:LogoutRequest" NS_DECL ">" NAMEID
+                          "</saml:LogoutRequest>", "LogoutRequest",
+                          "not a samlp:LogoutRequest", &issuer), "xml");
+    ck_assert_str_eq(peek(LR(ISSUER), "LogoutRequest", "0 of BaseID", &issuer),
+                     "xml");
+    ck_assert_str_eq(peek(LR(ISSUER NAMEID NAMEID), "LogoutRequest", "2 of BaseID",
+                          &issuer), "xml");
+    ck_assert_str_eq(peek(LR(ISSUER NAMEID "<saml:BaseID/>"), "LogoutRequest",
+                          "2 of BaseID", &issuer), "xml");
+    /* a NameID in another namespace is no NameID */
+    ck_assert_str_eq(peek(LR(ISSUER "<samlp:NameID>alice</samlp:NameID>"),
+                          "LogoutRequest", "0 of BaseID", &issuer), "xml");
+    ck_assert_str_eq(peek(LR(ISSUER), "LogoutResponse", "not a samlp:LogoutResponse",
+                          &issuer), "xml");
+    /* Issuer: at most one, not empty */
+    ck_assert_str_eq(peek(LR(ISSUER ISSUER NAMEID), "LogoutRequest",
+                          "more than one Issuer", &issuer), "xml");
+    ck_assert_str_eq(peek(LR("<saml:Issuer></saml:Issuer>" NAMEID), "LogoutRequest",
+                          "an empty Issuer", &issuer), "xml");
+    /* XML */
+    ck_assert_str_eq(peek("<!DOCTYPE x [<!ENTITY e \"alice\">]>" LR(ISSUER NAMEID),
+                          "LogoutRequest", "DOCTYPE", &issuer), "xml");
+    ck_assert_str_eq(peek(LR_OPEN ISSUER NAMEID, "LogoutRequest",
+                          "not well-formed", &issuer), "xml");
+    /* the binding: base64 of raw DEFLATE, of a bounded size */
+    ck_assert_ptr_nonnull(rsp_saml_redirect_peek(pool, "not base64!", "LogoutRequest",
+                                                 &issuer, &check));
+    ck_assert_str_eq(check, "binding");
+    ck_assert_ptr_nonnull(rsp_saml_redirect_peek(pool, "PHgvPg==", /* "<x/>" */
+                                                 "LogoutRequest", &issuer, &check));
+    ck_assert_str_eq(check, "binding");
+    ck_assert_ptr_nonnull(rsp_saml_redirect_peek(pool, NULL, "LogoutRequest",
+                                                 &issuer, &check));
+    ck_assert_str_eq(check, "binding");
+    n = 200 * 1024;
+    xml = apr_palloc(pool, n + 1);
+    memset(xml, ' ', n);
+    memcpy(xml, LR_OPEN, strlen(LR_OPEN));
+    xml[n] = '\0';
+    big = rsp_saml_redirect_peek(pool, redirect_of(xml, n), "LogoutRequest",
+                                 &issuer, &check);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_msg(strstr(big, "128 KiB"), "%s", big);
+    ck_assert_str_eq(check, "binding");
+    /* a NUL inside */
+    ck_assert_str_eq(check_nul(), "xml");
 }
 END_TEST
 
@@ -226,6 +371,7 @@ static Suite *shape_suite(void)
     tcase_add_test(tc, test_not_a_response);
     tcase_add_test(tc, test_encrypted_good);
     tcase_add_test(tc, test_encrypted_refused);
+    tcase_add_test(tc, test_redirect_peek);
     tcase_add_test(tc, test_weak_signatures);
     suite_add_tcase(s, tc);
     return s;

@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Seeds of the SAML fuzz targets, made by the test IdP (tests/idp).
+
+    /usr/bin/python3 tests/fuzz/gen-saml-corpus.py
+
+Writes, under tests/fuzz/:
+  saml/     the fixed key pairs (made once, kept: the seeds are signed with
+            them) and the IdP's metadata
+  corpus/fuzz_saml_response/   decoded Response XML, minted at FUZZ_MINTED
+            (fuzz_saml.h) for the SP https://sp.fuzz.example/saml
+  corpus/fuzz_redirect_sig/    raw HTTP-Redirect queries: the IdP's
+            LogoutRequest and LogoutResponse, signed
+
+Seeds that exist are replaced; the key pairs are kept.
+"""
+import base64
+import os
+import subprocess
+import sys
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "idp"))
+
+import lasso  # noqa: E402  (Debian's python3-lasso)
+import rsp_testidp as tidp  # noqa: E402
+from rsp_testidp import Encryption, TestIdP, make_keypair, sp_metadata  # noqa: E402
+
+SP = "https://sp.fuzz.example/saml"
+ACS = SP + "/acs"
+SLO = SP + "/slo"
+IDP = "https://idp.test.example/idp"
+MINTED = 1700000000          # FUZZ_MINTED in fuzz_saml.h
+SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
+
+SAML = os.path.join(HERE, "saml")
+CORPUS = os.path.join(HERE, "corpus")
+
+
+def write(target, name, text):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text)
+
+
+def query(url):
+    return tidp.redirect_query(url)
+
+
+def resign(url, key_path, digest, alg_uri):
+    """The query re-signed with key_path (openssl), SigAlg alg_uri."""
+    q = query(url)
+    keep = [p for p in q.split("&")
+            if not p.startswith(("SigAlg=", "Signature="))]
+    signed = "&".join(keep + ["SigAlg=" + urllib.parse.quote(alg_uri, safe="")])
+    sig = subprocess.run(["openssl", "dgst", "-" + digest, "-sign", key_path],
+                         input=signed.encode(), capture_output=True,
+                         check=True, timeout=30).stdout
+    return "%s&Signature=%s" % (
+        signed, urllib.parse.quote(base64.b64encode(sig).decode(), safe=""))
+
+
+def main():
+    os.makedirs(SAML, exist_ok=True)
+    idp = TestIdP(SAML, entity_id=IDP, sso_url="https://idp.test.example/idp/sso")
+    lock = os.path.join(SAML, ".idp.lock")
+    if os.path.exists(lock):
+        os.unlink(lock)
+    sp_key = os.path.join(SAML, "sp.key")
+    sp_crt = os.path.join(SAML, "sp.crt")
+    if not (os.path.isfile(sp_key) and os.path.isfile(sp_crt)):
+        make_keypair(SAML, "sp", "rsp fuzz sp")
+
+    # ---- responses (decoded XML) ----
+    t = "fuzz_saml_response"
+    base = dict(now=MINTED, assertion_id="_a1", response_id="_r1",
+                session_index="_s1")
+    mint = lambda **kw: idp.mint_xml(SP, ACS, **dict(base, **kw))  # noqa: E731
+    write(t, "signed-both.xml", mint())
+    write(t, "signed-assertion.xml", mint(sign_response=False))
+    write(t, "signed-response.xml", mint(sign_assertion=False))
+    write(t, "attributes.xml", mint(
+        sign_response=False, in_response_to="_req1",
+        session_not_on_or_after_offset=3600,
+        attributes={"mail": ["alice@example.org"],
+                    "eduPersonAffiliation": ["member", "staff"]}))
+    enc = Encryption(sp_crt)
+    write(t, "encrypted.xml", mint(encrypt=enc, sign_response=False))
+    write(t, "encrypted-response-signed.xml",
+          mint(encrypt=enc, sign_assertion=False))
+    write(t, "encrypted-cbc.xml", mint(
+        encrypt=Encryption(sp_crt, data="aes256-cbc"), sign_response=False))
+    write(t, "sha1.xml", mint(sign_response=False, signature_method="rsa-sha1"))
+    write(t, "two-assertions.xml", mint(sign_response=False, assertions=2))
+    write(t, "unsigned.xml", mint(sign_response=False, sign_assertion=False))
+    write(t, "expired.xml", mint(sign_response=False, not_on_or_after_offset=-300,
+                                 scd_not_on_or_after_offset=-300))
+    write(t, "other-audience.xml", mint(sign_response=False,
+                                        audience="https://other.example/sp"))
+    tampered = TestIdP.tamper(base64.b64encode(mint().encode()).decode())
+    write(t, "tampered.xml", base64.b64decode(tampered).decode())
+
+    # ---- HTTP-Redirect logout messages (raw queries) ----
+    t = "fuzz_redirect_sig"
+    md = sp_metadata(SP, ACS, sp_crt, slo_url=SLO)
+    url, _ = idp.logout_request_url(md, "alice", session_index="_s1",
+                                    relay_state="/bye?a=1&b")
+    write(t, "logout-request.txt", query(url))
+    url2, _ = idp.logout_request_url(md, "bob", session_index=["_s1", "_s2"],
+                                     name_id_format="")
+    write(t, "logout-request-two-indexes.txt", query(url2))
+    url3, _ = idp.logout_request_url(md, "carol")
+    write(t, "logout-request-no-index.txt", query(url3))
+    write(t, "logout-request-sha1.txt", resign(url, idp.key_path, "sha1", SHA1))
+    write(t, "logout-request-sha512.txt", resign(
+        url, idp.key_path, "sha512",
+        "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512"))
+    write(t, "logout-request-tampered.txt", query(TestIdP.tamper_redirect(url)))
+    unsigned, _ = idp.logout_request_url(md, "alice", sign=False)
+    write(t, "logout-request-unsigned.txt", query(unsigned))
+
+    # The IdP's answers to a LogoutRequest of the SP (python3-lasso plays it).
+    with open(sp_key) as f:
+        key_pem = f.read()
+    with open(sp_crt) as f:
+        crt_pem = f.read()
+    server = lasso.Server.newFromBuffers(md, key_pem, None, crt_pem)
+    server.signatureMethod = lasso.SIGNATURE_METHOD_RSA_SHA256
+    server.addProviderFromBuffer(lasso.PROVIDER_ROLE_IDP, idp.metadata)
+    login = lasso.Login(server)
+    login.processAuthnResponseMsg(idp.mint(SP, ACS, name_id="alice",
+                                           session_index="_s1"))
+    login.acceptSso()
+    session = login.session.dump()
+    for name, status in (("logout-response.txt", tidp.STATUS_SUCCESS),
+                         ("logout-response-responder.txt",
+                          tidp.STATUS_RESPONDER)):
+        logout = lasso.Logout(server)
+        logout.setSessionFromDump(session)
+        logout.initRequest(IDP, lasso.HTTP_METHOD_REDIRECT)
+        logout.msgRelayState = "/home"
+        logout.buildRequestMsg()
+        back, _ = idp.answer_logout_request(md, logout.msgUrl, status)
+        write(t, name, query(back))
+        if status == tidp.STATUS_SUCCESS:
+            write(t, "logout-response-sha1.txt",
+                  resign(back, idp.key_path, "sha1", SHA1))
+
+
+if __name__ == "__main__":
+    main()
