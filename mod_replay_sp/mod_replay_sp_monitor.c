@@ -71,7 +71,7 @@ typedef struct {
 
 static int alarm_tag(rsp_alarm_kind_t kind)
 {
-    return 2000 + (int)kind; /* RSP02001 .. RSP02014 */
+    return 2000 + (int)kind; /* RSP02001 .. RSP02015 */
 }
 
 static void log_alarm(server_rec *s, const rsp_alarm_t *a)

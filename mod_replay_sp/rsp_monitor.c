@@ -391,8 +391,27 @@ void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
         st->down_since = st->down_logged = 0;
     }
 
-    /* Loss: another instance, uptime back, or counters reset. */
-    if (prev) {
+    /* Failover: Sentinel gave another master. What it had not passed on
+     * to the replica now promoted is gone. */
+    if (prev && prev->primary[0] && cur->primary[0]
+        && strcmp(prev->primary, cur->primary) != 0) {
+        raise_alarm(alarms, RSP_ALARM_FAILOVER, RSP_LOG_ERR, apr_psprintf(
+            p, "store %s failed over: the master is now %s (was %s, last "
+            "polled at %s): claims the old master had not passed to its "
+            "replicas are lost (%s); an assertion claimed before %s may be "
+            "accepted again until %s", cur->name, cur->primary, prev->primary,
+            t(p, prev->polled),
+            mp->replicas_required > 0
+                ? apr_psprintf(p, "with ReplaySPStoreReplicas %d, only claims "
+                               "that were refused for want of acknowledgement",
+                               mp->replicas_required)
+                : "replication is asynchronous: the last second or so of "
+                  "claims, or more if the replicas lagged",
+            t(p, cur->polled), t(p, cur->polled + window)));
+    }
+    /* Loss: another instance, uptime back, or counters reset (a new
+     * master after a failover is another instance: said above). */
+    else if (prev) {
         if (strcmp(prev->instance, cur->instance) != 0
             || went_down(prev->uptime, cur->uptime)) {
             apr_time_t at = cur->uptime >= 0
@@ -552,6 +571,9 @@ void rsp_health_poll(apr_array_header_t **out, apr_pool_t *p, rsp_store_t *st)
             err = "unreadable INFO reply";
         }
         apr_cpystrn(h->name, st->url->display, sizeof(h->name));
+        if (rsp_store_primary(st, p)) {
+            apr_cpystrn(h->primary, rsp_store_primary(st, p), sizeof(h->primary));
+        }
     }
     if (rv != APR_SUCCESS) {
         /* Not even one server answered: all of them are down for us. */

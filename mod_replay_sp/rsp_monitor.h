@@ -10,13 +10,14 @@
 #include <apr_time.h>
 
 #define RSP_HEALTH_TEXT 160
+#define RSP_HEALTH_ERROR 600   /* a store's error: a URL and every sentinel's reason */
 
 /* What one store server said in one poll. Numbers are -1 when the store
  * did not report them. */
 typedef struct {
     char name[RSP_HEALTH_TEXT];     /* "host:port" or the store URL */
     int reachable;
-    char error[RSP_HEALTH_TEXT];    /* why not, when not reachable */
+    char error[RSP_HEALTH_ERROR];   /* why not, when not reachable */
     apr_time_t polled;
     char instance[64];              /* Redis run_id, memcached pid */
     apr_int64_t uptime;             /* seconds */
@@ -34,6 +35,8 @@ typedef struct {
     apr_int64_t replicas;           /* Redis: connected replicas */
     apr_int64_t replicas_in_step;   /* Redis: of them, online and acking
                                      * (lag <= 1 s): -1 unknown */
+    char primary[RSP_HEALTH_TEXT];  /* Sentinel: the master polled
+                                     * ("host:port"); "" otherwise */
 } rsp_health_t;
 
 /* Parse the text of Redis `INFO` (all sections, or at least server,
@@ -93,7 +96,9 @@ typedef enum {
                                  * ReplaySPStoreReplicas: sign-ins refused */
     RSP_ALARM_REPLICAS_THIN,    /* warning: just enough, one lagging or
                                  * gone: one more and sign-ins are refused */
-    RSP_ALARM_REPLICAS_OK       /* notice: enough replicas again */
+    RSP_ALARM_REPLICAS_OK,      /* notice: enough replicas again */
+    RSP_ALARM_FAILOVER          /* error: Sentinel moved the master: claims
+                                 * its replicas lacked are lost */
 } rsp_alarm_kind_t;
 
 typedef struct {

@@ -169,6 +169,10 @@ apr_status_t rsp_store_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
                                        const char *value, int *deleted,
                                        const char **err);
 
+/* Redis under Sentinel: the master ("host:port") this process's last new
+ * connection went to, NULL before one or for any other store. */
+const char *rsp_store_primary(rsp_store_t *st, apr_pool_t *p);
+
 /* Build a store for url (no connection yet). */
 apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,
                               const rsp_store_url_t *url,

@@ -15,6 +15,7 @@
 
 #include <apr_reslist.h>
 #include <apr_strings.h>
+#include <apr_thread_mutex.h>
 #include <hiredis.h>
 
 #include "rsp_io.h"
@@ -32,6 +33,12 @@ typedef struct {
 typedef struct {
     apr_reslist_t *slots;
     rsp_tls_cache_t *tls_cache;  /* with TLS: the session to resume */
+    /* Sentinel: the sentinel that answered last (asked first next time)
+     * and the master the last connection went to ("host:port"), under
+     * lock */
+    apr_thread_mutex_t *lock;
+    int sentinel_first;
+    char master[300];
     char append_sha[41];     /* SHA-1 of append_lua, hex: for EVALSHA */
     char replace_sha[41];    /* of replace_lua */
 } redis_impl_t;
@@ -159,6 +166,11 @@ static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
             return rv;
         }
     }
+    if (st->url->sentinels
+        && (rv = apr_thread_mutex_create(&impl->lock, APR_THREAD_MUTEX_DEFAULT,
+                                         pchild)) != APR_SUCCESS) {
+        return rv;
+    }
     sha1_hex(impl->append_sha, append_lua);
     sha1_hex(impl->replace_sha, replace_lua);
     st->impl = impl;
@@ -258,13 +270,177 @@ static apr_status_t setup_cmd(slot_t *s, apr_pool_t *p, const char **err,
     return rv;
 }
 
+/* One question to one sentinel: its one reply (NULL and *why on any
+ * failure), within the deadline. */
+static redisReply *sentinel_call(rsp_store_t *st, apr_pool_t *p,
+                                 const rsp_server_t *sv, apr_time_t deadline,
+                                 const char **why, const char *fmt, ...)
+{
+    rsp_peer_t peer;
+    rsp_conn_t *c = NULL;
+    redisReader *rd = NULL;
+    redisReply *reply = NULL;
+    char *cmd = NULL, buf[4096];
+    int len;
+    va_list ap;
+
+    memset(&peer, 0, sizeof(peer));
+    peer.host = sv->host;
+    peer.port = sv->port;
+    peer.tls = st->url->tls ? st->tls : NULL;
+    va_start(ap, fmt);
+    len = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    if (len < 0) {
+        *why = "cannot format";
+        return NULL;
+    }
+    if (rsp_conn_open(&c, p, &peer, deadline, why) == APR_SUCCESS
+        && (rd = redisReaderCreate()) != NULL) {
+        apr_status_t rv = rsp_conn_send(c, cmd, (apr_size_t)len, deadline, p, why);
+        while (rv == APR_SUCCESS) {
+            void *r = NULL;
+            apr_size_t got = 0;
+            if (redisReaderGetReply(rd, &r) != REDIS_OK) {
+                *why = "protocol error";
+                break;
+            }
+            if (r) {
+                reply = r;
+                break;
+            }
+            rv = rsp_conn_recv(c, buf, sizeof(buf), &got, deadline, p, why);
+            if (rv == APR_SUCCESS && redisReaderFeed(rd, buf, got) != REDIS_OK) {
+                rv = APR_ENOMEM;
+            }
+            if (rv == APR_TIMEUP) {
+                *why = "no answer within the timeout";
+            }
+            else if (rv == APR_EOF) {
+                *why = "connection closed";
+            }
+        }
+    }
+    else if (c) {
+        *why = "out of memory";
+    }
+    if (rd) {
+        redisReaderFree(rd);
+    }
+    rsp_conn_close(c);
+    redisFreeCommand(cmd);
+    return reply;
+}
+
+/* The master's address, from the sentinels asked in turn (the one that
+ * answered last first), each within its share of the deadline. The error
+ * tells "no sentinel answered" from "the sentinels do not know it". */
+static apr_status_t resolve_master(rsp_store_t *st, apr_pool_t *p,
+                                   apr_time_t deadline, const char **host,
+                                   int *port, const char **err)
+{
+    const rsp_store_url_t *u = st->url;
+    redis_impl_t *impl = st->impl;
+    int n = u->sentinels->nelts, first, i, unknown = 0;
+    const char *failures = "";
+
+    apr_thread_mutex_lock(impl->lock);
+    first = impl->sentinel_first;
+    apr_thread_mutex_unlock(impl->lock);
+    for (i = 0; i < n; i++) {
+        int k = (first + i) % n;
+        const rsp_server_t *sv = &APR_ARRAY_IDX(u->sentinels, k, rsp_server_t);
+        apr_time_t now = apr_time_now(), until;
+        const char *why = NULL;
+        redisReply *r;
+
+        if (now >= deadline) {
+            failures = apr_psprintf(p, "%s%s%s: not asked (timeout)", failures,
+                                    *failures ? "; " : "", sv->name);
+            continue;
+        }
+        until = now + (deadline - now) / (n - i);
+        r = sentinel_call(st, p, sv, until, &why,
+                          "SENTINEL get-master-addr-by-name %s", u->master_name);
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2
+            && r->element[0]->type == REDIS_REPLY_STRING
+            && r->element[1]->type == REDIS_REPLY_STRING) {
+            char *end;
+            long v = strtol(r->element[1]->str, &end, 10);
+            if (*end == '\0' && v > 0 && v < 65536 && r->element[0]->len > 0) {
+                *host = apr_pstrmemdup(p, r->element[0]->str, r->element[0]->len);
+                *port = (int)v;
+                freeReplyObject(r);
+                apr_thread_mutex_lock(impl->lock);
+                impl->sentinel_first = k;
+                apr_thread_mutex_unlock(impl->lock);
+                return APR_SUCCESS;
+            }
+            why = "a malformed address";
+        }
+        else if (r && r->type == REDIS_REPLY_NIL) {
+            unknown++;
+            why = "does not know it";
+        }
+        else if (r && r->type == REDIS_REPLY_ERROR) {
+            why = apr_pstrdup(p, r->str);
+        }
+        else if (r) {
+            why = "an unexpected reply";
+        }
+        if (r) {
+            freeReplyObject(r);
+        }
+        failures = apr_psprintf(p, "%s%s%s: %s", failures, *failures ? "; " : "",
+                                sv->name, why ? why : "no answer");
+    }
+    *err = unknown == n
+        ? apr_psprintf(p, "%s: the sentinels do not know the master %s "
+                       "(every one answered: check the name)", u->display,
+                       u->master_name)
+        : unknown > 0
+        ? apr_psprintf(p, "%s: no sentinel gave the address of the master %s "
+                       "(%s)", u->display, u->master_name, failures)
+        : apr_psprintf(p, "%s: no sentinel answered (%s)", u->display, failures);
+    return APR_ECONNREFUSED;
+}
+
+/* A fresh connection under Sentinel: it must be to the master. */
+static apr_status_t confirm_master(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                                   const char *where, const char **err)
+{
+    redisReply *r = command(st, s, p, err, "ROLE");
+
+    if (!r) {
+        return APR_EGENERAL; /* *err set, connection dropped */
+    }
+    if (r->type == REDIS_REPLY_ARRAY && r->elements > 0
+        && r->element[0]->type == REDIS_REPLY_STRING
+        && !strcmp(r->element[0]->str, "master")) {
+        freeReplyObject(r);
+        return APR_SUCCESS;
+    }
+    *err = apr_psprintf(p, "%s: %s, which the sentinels gave as the master, "
+                        "answers ROLE %s: not the master (a failover in "
+                        "progress?); asked again at the next connection",
+                        st->url->display, where,
+                        r->type == REDIS_REPLY_ARRAY && r->elements > 0
+                            && r->element[0]->type == REDIS_REPLY_STRING
+                        ? r->element[0]->str
+                        : r->type == REDIS_REPLY_ERROR ? r->str : "(unexpected)");
+    freeReplyObject(r);
+    drop(s);
+    return APR_EGENERAL;
+}
+
 static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
                                  const char **err)
 {
     const rsp_store_url_t *u = st->url;
     redis_impl_t *impl = st->impl;
     rsp_peer_t peer;
-    const char *why = NULL;
+    const char *why = NULL, *where = NULL;
+    apr_time_t deadline = apr_time_now() + st->timeout;
     apr_status_t rv;
 
     memset(&peer, 0, sizeof(peer));
@@ -277,10 +453,21 @@ static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
         peer.tls = u->tls ? st->tls : NULL;
         peer.cache = impl->tls_cache;
     }
-    rv = rsp_conn_open(&s->c, p, &peer, apr_time_now() + st->timeout, &why);
+    if (u->sentinels) {
+        /* Asked again at every connection (the Sentinel client rules). */
+        if ((rv = resolve_master(st, p, deadline, &peer.host, &peer.port, err))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        where = apr_psprintf(p, strchr(peer.host, ':') ? "[%s]:%d" : "%s:%d",
+                             peer.host, peer.port);
+    }
+    rv = rsp_conn_open(&s->c, p, &peer, deadline, &why);
     if (rv != APR_SUCCESS) {
         s->c = NULL;
-        *err = apr_psprintf(p, "%s: %s", u->display, why);
+        *err = where ? apr_psprintf(p, "%s: the master at %s: %s", u->display,
+                                    where, why)
+                     : apr_psprintf(p, "%s: %s", u->display, why);
         return APR_ECONNREFUSED;
     }
     if (peer.tls) {
@@ -305,6 +492,14 @@ static apr_status_t connect_slot(rsp_store_t *st, slot_t *s, apr_pool_t *p,
         if ((rv = setup_cmd(s, p, err, "SELECT", r)) != APR_SUCCESS) {
             return rv;
         }
+    }
+    if (where) {
+        if ((rv = confirm_master(st, s, p, where, err)) != APR_SUCCESS) {
+            return rv;
+        }
+        apr_thread_mutex_lock(impl->lock);
+        apr_cpystrn(impl->master, where, sizeof(impl->master));
+        apr_thread_mutex_unlock(impl->lock);
     }
     return APR_SUCCESS;
 }
@@ -355,6 +550,9 @@ static apr_status_t check_reply(rsp_store_t *st, slot_t *s, apr_pool_t *p,
     }
     if (r->type == REDIS_REPLY_ERROR) {
         *err = apr_psprintf(p, "%s: %s", st->url->display, r->str);
+        if (st->url->sentinels && !strncmp(r->str, "READONLY", 8)) {
+            drop(s); /* not the master any more: ask the sentinels again */
+        }
         freeReplyObject(r);
         return APR_EGENERAL;
     }
@@ -610,6 +808,9 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
     }
     else if (r[0]->type == REDIS_REPLY_ERROR) {
         *err = apr_psprintf(p, "%s: %s", st->url->display, r[0]->str);
+        if (st->url->sentinels && !strncmp(r[0]->str, "READONLY", 8)) {
+            drop(s); /* not the master any more: ask the sentinels again */
+        }
         rv = APR_EGENERAL;
     }
     else {
@@ -734,6 +935,13 @@ static apr_status_t write_many(rsp_store_t *st, apr_pool_t *p, rsp_write_t *w,
                 *err = apr_psprintf(p, "%s: %s", st->url->display, x->str);
             }
             rv = APR_EGENERAL;
+            if (st->url->sentinels && !strncmp(x->str, "READONLY", 8)) {
+                if (again) {
+                    freeReplyObject(again);
+                }
+                drop(s); /* not the master any more */
+                continue;
+            }
         }
         else if (w[i].kind == RSP_WRITE_PUT
                  ? !(x->type == REDIS_REPLY_STATUS && !strcmp(x->str, "OK"))
@@ -830,6 +1038,9 @@ static apr_status_t redis_info(rsp_store_t *st, apr_pool_t *p,
     if ((rv = check_reply(st, s, p, r, err)) == APR_SUCCESS) {
         if (r->type == REDIS_REPLY_STRING) {
             *text = apr_pstrmemdup(p, r->str, r->len);
+            if (st->url->sentinels && strstr(*text, "\nrole:slave")) {
+                drop(s); /* demoted: the next connection asks again */
+            }
             freeReplyObject(r);
         }
         else {
@@ -838,6 +1049,22 @@ static apr_status_t redis_info(rsp_store_t *st, apr_pool_t *p,
     }
     release(st, s);
     return rv;
+}
+
+const char *rsp_store_primary(rsp_store_t *st, apr_pool_t *p)
+{
+    redis_impl_t *impl = st->impl;
+    const char *out = NULL;
+
+    if (st->ops != &rsp_store_redis_ops || !st->url->sentinels || !impl) {
+        return NULL;
+    }
+    apr_thread_mutex_lock(impl->lock);
+    if (impl->master[0]) {
+        out = apr_pstrdup(p, impl->master);
+    }
+    apr_thread_mutex_unlock(impl->lock);
+    return out;
 }
 
 const rsp_store_ops_t rsp_store_redis_ops = {

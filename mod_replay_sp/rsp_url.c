@@ -247,6 +247,107 @@ static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
+/* redis+sentinel://[user:password@]s1:26379[,s2:26379...]/MASTER[/db] */
+static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
+                                   const char *rest, const char **err)
+{
+    const char *at, *slash, *list, *name, *end, *c;
+    const char *scheme = u->tls ? "rediss+sentinel" : "redis+sentinel";
+
+    u->kind = RSP_STORE_REDIS;
+    slash = strchr(rest, '/');
+    at = strrchr(rest, '@');
+    if (!slash) {
+        FAIL("redis+sentinel:// needs the master's name after the sentinels: "
+             "redis+sentinel://host:26379,host:26379/MASTER[/db]");
+    }
+    if (at && at > slash) {
+        FAIL("'@' after the first '/': put credentials before the sentinels");
+    }
+    if (strchr(rest, '?') || strchr(rest, '#')) {
+        FAIL("redis+sentinel:// URLs take no query or fragment");
+    }
+    if (at) {
+        const char *cred = rest;
+        c = memchr(cred, ':', (apr_size_t)(at - cred));
+        if (!c) {
+            FAIL("credentials must be user:password@ (user may be empty)");
+        }
+        u->user = c > cred ? pct_decode(p, cred, (apr_size_t)(c - cred)) : NULL;
+        u->password = pct_decode(p, c + 1, (apr_size_t)(at - c - 1));
+        if ((c > cred && !u->user) || !u->password) {
+            FAIL("bad percent-escape in the credentials");
+        }
+        if (!*u->password) {
+            FAIL("empty password");
+        }
+        list = at + 1;
+    }
+    else {
+        list = rest;
+    }
+    u->sentinels = apr_array_make(p, 4, sizeof(rsp_server_t));
+    u->display = "";
+    while (list < slash) {
+        const char *comma = memchr(list, ',', (apr_size_t)(slash - list));
+        apr_size_t len = comma ? (apr_size_t)(comma - list)
+                               : (apr_size_t)(slash - list);
+        rsp_server_t sv;
+        int i;
+        if (parse_hostport(p, list, len, "Sentinel listens on 26379 by default",
+                           &sv.host, &sv.port, err) != APR_SUCCESS) {
+            return APR_EINVAL;
+        }
+        for (i = 0; i < u->sentinels->nelts; i++) {
+            rsp_server_t *o = &APR_ARRAY_IDX(u->sentinels, i, rsp_server_t);
+            if (o->port == sv.port && !strcasecmp(o->host, sv.host)) {
+                FAIL("a sentinel is listed twice");
+            }
+        }
+        if (u->sentinels->nelts >= RSP_MAX_SERVERS) {
+            FAIL("too many sentinels");
+        }
+        sv.name = hostport_display(p, sv.host, sv.port);
+        APR_ARRAY_PUSH(u->sentinels, rsp_server_t) = sv;
+        u->display = apr_pstrcat(p, u->display, u->sentinels->nelts > 1 ? "," : "",
+                                 sv.name, NULL);
+        if (!comma) {
+            break;
+        }
+        list = comma + 1;
+        if (list == slash) {
+            FAIL("missing host");   /* a trailing comma */
+        }
+    }
+    if (u->sentinels->nelts == 0) {
+        FAIL("no sentinel before the master's name");
+    }
+    name = slash + 1;
+    end = strchr(name, '/');
+    if (!end) {
+        end = name + strlen(name);
+    }
+    if (end == name || end - name > 64) {
+        FAIL("the master's name must be 1 to 64 characters");
+    }
+    for (c = name; c < end; c++) {
+        if (!apr_isalnum(*c) && *c != '-' && *c != '_' && *c != '.') {
+            FAIL("the master's name may contain letters, digits, '-', '_' "
+                 "and '.' only");
+        }
+    }
+    u->master_name = apr_pstrmemdup(p, name, (apr_size_t)(end - name));
+    if (*end && end[1] != '\0'
+        && !parse_int(end + 1, strlen(end + 1), 0, 1000000, &u->db)) {
+        FAIL("database must be a non-negative number: .../MASTER/N");
+    }
+    u->display = apr_psprintf(p, "%s://%s%s%s/%s/%d", scheme,
+                              u->password && u->user ? u->user : "",
+                              u->password ? ":***@" : "", u->display,
+                              u->master_name, u->db);
+    return APR_SUCCESS;
+}
+
 apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
                                  const char *url, const char **err)
 {
@@ -269,6 +370,13 @@ apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
         u->tls = 1;
         rv = parse_tcp(u, p, url + 9, err);
     }
+    else if (strncasecmp(url, "redis+sentinel://", 17) == 0) {
+        rv = parse_sentinel(u, p, url + 17, err);
+    }
+    else if (strncasecmp(url, "rediss+sentinel://", 18) == 0) {
+        u->tls = 1;
+        rv = parse_sentinel(u, p, url + 18, err);
+    }
     else if (strncasecmp(url, "memcache://", 11) == 0) {
         rv = parse_memcache(u, p, url + 11, err);
     }
@@ -278,7 +386,9 @@ apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
     }
     else {
         FAIL("unknown scheme: expected redis://host:port[/db] or "
-             "rediss://host:port[/db] (TLS), redis+unix:///path[?db=N], "
+             "rediss://host:port[/db] (TLS), "
+             "redis+sentinel://host:port[,...]/MASTER[/db] (or "
+             "rediss+sentinel://), redis+unix:///path[?db=N], "
              "memcache://host:port[,host:port...] or memcaches://... (TLS)");
     }
     if (rv == APR_SUCCESS) {

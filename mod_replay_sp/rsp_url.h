@@ -1,5 +1,7 @@
 /* Store URLs: redis://[user:password@]host:port[/db]
  *             rediss://[user:password@]host:port[/db]      (TLS)
+ *             redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[/db]
+ *             rediss+sentinel://...                       (TLS)
  *             redis+unix:///path/to/socket[?db=N]
  *             memcache://host:port[,host:port...]
  *             memcaches://host:port[,host:port...]         (TLS) */
@@ -33,6 +35,10 @@ typedef struct {
     const char *password; /* NULL when absent */
     int db;               /* Redis database number, 0 by default */
     apr_array_header_t *servers; /* memcache: rsp_server_t, in URL order */
+    apr_array_header_t *sentinels; /* Redis under Sentinel: rsp_server_t, in
+                                    * URL order (host/port then unset: the
+                                    * master is asked for at each connect) */
+    const char *master_name;       /* the master's name at the sentinels */
     const char *display;  /* the URL with the password masked, for logs */
 } rsp_store_url_t;
 

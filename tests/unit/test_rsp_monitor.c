@@ -4181,6 +4181,7 @@ static const char *kind_name(rsp_alarm_kind_t k)
     case RSP_ALARM_REPLICAS: return "REPLICAS";
     case RSP_ALARM_REPLICAS_THIN: return "REPLICAS_THIN";
     case RSP_ALARM_REPLICAS_OK: return "REPLICAS_OK";
+    case RSP_ALARM_FAILOVER: return "FAILOVER";
     }
     return "?";
 }
@@ -5339,6 +5340,53 @@ START_TEST(test_step_replicas)
 }
 END_TEST
 
+/* Sentinel moved the master: one error naming both masters and the
+ * blast radius, instead of a "restarted" loss (another run_id is expected
+ * of another server). */
+START_TEST(test_step_failover)
+{
+    rsp_monitor_state_t st;
+    rsp_monitor_params_t mp = params;
+    rsp_health_t h;
+    apr_array_header_t *al;
+    const rsp_alarm_t *a;
+
+    memset(&st, 0, sizeof(st));
+    h = redis(R_LIMIT);
+    apr_cpystrn(h.primary, "127.0.0.1:6379", sizeof(h.primary));
+    ck_assert_str_eq(kinds(step(&st, h, T0)), "");
+    ck_assert_str_eq(kinds(step(&st, h, T0 + SEC(5))), "");
+    /* the master killed: a poll fails, then the new master answers */
+    ck_assert_str_eq(kinds(step(&st, down(REDIS_NAME, "connection refused"),
+                                T0 + SEC(10))), "UNREACHABLE");
+    h = redis(R_RESTARTED_LIMIT);
+    apr_cpystrn(h.primary, "127.0.0.1:6380", sizeof(h.primary));
+    al = step(&st, h, T0 + SEC(15));
+    ck_assert_str_eq(kinds(al), "REACHABLE,FAILOVER");
+    a = only(al, RSP_ALARM_FAILOVER);
+    ck_assert_int_eq(a->level, RSP_LOG_ERR);
+    ck_assert_has(a->text, "the master is now 127.0.0.1:6380 (was 127.0.0.1:6379");
+    ck_assert_has(a->text, "may be accepted again until");
+    ck_assert_has(a->text, "replication is asynchronous");
+    ck_assert_str_eq(kinds(step(&st, h, T0 + SEC(20))), "");
+    /* with acknowledged claims the radius is what was refused */
+    mp.replicas_required = 1;
+    h = redis(R_LIMIT);
+    apr_cpystrn(h.primary, "127.0.0.1:6379", sizeof(h.primary));
+    al = apr_array_make(pool, 4, sizeof(rsp_alarm_t));
+    h.polled = T0 + SEC(25);
+    rsp_monitor_step(&st, &h, &mp, pool, al);
+    a = only(al, RSP_ALARM_FAILOVER);
+    ck_assert_has(a->text, "with ReplaySPStoreReplicas 1, only claims that "
+                  "were refused");
+    /* not under Sentinel: another run_id is a restart, as before */
+    memset(&st, 0, sizeof(st));
+    ck_assert_str_eq(kinds(step(&st, redis(R_LIMIT), T0)), "");
+    ck_assert_str_eq(kinds(step(&st, redis(R_RESTARTED_LIMIT), T0 + SEC(5))),
+                     "LOSS");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* rsp_monitor_step: whole captured lives, poll by poll                */
 
@@ -5458,6 +5506,7 @@ static Suite *monitor_suite(void)
     tcase_add_test(tc, test_step_one_server_down);
     tcase_add_test(tc, test_step_role);
     tcase_add_test(tc, test_step_uptime_beyond_epoch);
+    tcase_add_test(tc, test_step_failover);
     tcase_add_test(tc, test_step_replicas);
     tcase_add_test(tc, test_redis_replicas_in_step);
     tcase_add_test(tc, test_step_redis_life);

@@ -269,6 +269,49 @@ START_TEST(test_tls_forms)
 }
 END_TEST
 
+START_TEST(test_sentinel_forms)
+{
+    rsp_store_url_t *u = parse_ok("redis+sentinel://app:pw@10.0.0.1:26379,"
+                                  "[::1]:26380,s3.example:26381/mymaster/2");
+    rsp_server_t *sv;
+
+    ck_assert_int_eq(u->kind, RSP_STORE_REDIS);
+    ck_assert_int_eq(u->tls, 0);
+    ck_assert_ptr_nonnull(u->sentinels);
+    ck_assert_int_eq(u->sentinels->nelts, 3);
+    sv = &APR_ARRAY_IDX(u->sentinels, 1, rsp_server_t);
+    ck_assert_str_eq(sv->host, "::1");
+    ck_assert_int_eq(sv->port, 26380);
+    ck_assert_str_eq(u->master_name, "mymaster");
+    ck_assert_int_eq(u->db, 2);
+    ck_assert_str_eq(u->user, "app");
+    ck_assert_str_eq(u->password, "pw");
+    ck_assert_ptr_null(u->host); /* asked for at each connection */
+    ck_assert_str_eq(u->display, "redis+sentinel://app:***@10.0.0.1:26379,"
+                     "[::1]:26380,s3.example:26381/mymaster/2");
+    u = parse_ok("rediss+sentinel://s1:26379/m-1.x_y");
+    ck_assert_int_eq(u->tls, 1);
+    ck_assert_int_eq(u->db, 0);
+    ck_assert_str_eq(u->master_name, "m-1.x_y");
+    ck_assert_str_eq(u->display, "rediss+sentinel://s1:26379/m-1.x_y/0");
+    ck_assert_str_eq(parse_ok("redis+sentinel://s1:26379/m/")->master_name, "m");
+    ck_assert_ptr_null(parse_ok("redis://127.0.0.1:6379")->sentinels);
+
+    expect_reject("redis+sentinel://s1:26379");          /* no master name */
+    expect_reject("redis+sentinel://s1:26379/");
+    expect_reject("redis+sentinel:///m");                /* no sentinel */
+    expect_reject("redis+sentinel://s1/m");              /* no port */
+    expect_reject("redis+sentinel://s1:26379,/m");
+    expect_reject("redis+sentinel://s1:26379,s1:26379/m");
+    expect_reject("redis+sentinel://s1:26379/m/x");
+    expect_reject("redis+sentinel://s1:26379/m?db=1");
+    expect_reject("redis+sentinel://s1:26379/bad name");
+    expect_reject("redis+sentinel://s1:26379/b@d");
+    expect_reject("redis+sentinel://u@s1:26379/m");      /* no ':' */
+    expect_reject("redis+sentinel://:@s1:26379/m");      /* empty password */
+}
+END_TEST
+
 START_TEST(test_memcache_one_server)
 {
     rsp_store_url_t *u = parse_ok("memcache://127.0.0.1:11211");
@@ -440,6 +483,7 @@ static Suite *url_suite(void)
     tcase_add_test(tc, test_reject_trailing_junk_and_spaces);
     tcase_add_test(tc, test_reject_unix);
     tcase_add_test(tc, test_tls_forms);
+    tcase_add_test(tc, test_sentinel_forms);
     tcase_add_test(tc, test_memcache_one_server);
     tcase_add_test(tc, test_memcache_servers_in_order);
     tcase_add_test(tc, test_memcache_rejects);
