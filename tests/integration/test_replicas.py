@@ -20,8 +20,8 @@ from conftest import Saml
 from harness import Fleet, HarnessError, Httpd, RedisServer, post_acs, session_cookie, sp_conf_body
 from test_fleet import PAGE
 
-TIMEOUT_MS = 1000
-WAIT_MS = 200
+TIMEOUT_MS = 1500
+WAIT_MS = 500
 TAG = {"unacked": "RSP01048", "config": "RSP01049", "replicas": "RSP02012",
        "replicas_ok": "RSP02014"}
 

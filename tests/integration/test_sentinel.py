@@ -27,7 +27,7 @@ from test_fleet import PAGE
 from test_replicas import Replica, replicas_online
 
 MASTER = "rspmaster"
-TIMEOUT_MS = 500
+TIMEOUT_MS = 1000
 FAILOVER_BOUND = 40.0        # seconds: down-after 1 s, election, promotion
 TAG = {"failover": "RSP02015", "unacked": "RSP01048"}
 
@@ -280,7 +280,7 @@ def test_claims_lost_in_a_failover_unless_acknowledged(sfleet, mint, topo, capsy
     counts = {}
     try:
         for label, extra in (("without ReplaySPStoreReplicas", ""),
-                             ("with ReplaySPStoreReplicas 1", "ReplaySPStoreReplicas 1 100\n")):
+                             ("with ReplaySPStoreReplicas 1", "ReplaySPStoreReplicas 1 400\n")):
             sfleet.restart_replicas(server_extra="ReplaySPStoreTimeout %d\n"
                                     "ReplaySPMonitorInterval 1\n%s" % (TIMEOUT_MS, extra))
             sfleet.mark_logs()
