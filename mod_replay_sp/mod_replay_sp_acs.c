@@ -208,8 +208,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
          * double submit): it gets the first answer again, without a new
          * session. Anyone else: a replay. */
         const char *mine = rsp_session_cookie(r, dc);
-        if (mine && claim.taker_known && claim.taker.session_hash
-            && !strcmp(claim.taker.session_hash, rsp_session_hash(r->pool, mine))) {
+        if (rsp_signin_is_repost(&claim, r->pool, mine)) {
             ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01026)
                           "re-post by the browser that claimed it: "
                           "issuer=%s assertion=%s client=%s replica=%s; "

@@ -143,13 +143,11 @@ static const char *repost_target(request_rec *r, const rsp_claim_result_t *c)
 {
     const char *val = NULL;
 
-    if (!c->taker_known || !c->taker.cookie_name || !c->taker.target
-        || ap_cookie_read(r, c->taker.cookie_name, &val, 0) != APR_SUCCESS
-        || !val || !*val) {
+    if (!c->taker_known || !c->taker.cookie_name
+        || ap_cookie_read(r, c->taker.cookie_name, &val, 0) != APR_SUCCESS) {
         return NULL;
     }
-    return strcmp(rsp_sha256_b64url(r->pool, val, strlen(val)),
-                  c->taker.cookie_hash) ? NULL : c->taker.target;
+    return rsp_signin_repost_target(c, r->pool, val);
 }
 
 /* The session cookie in the SP's answer: the first Set-Cookie that sets a

@@ -52,6 +52,26 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     }
 }
 
+int rsp_signin_is_repost(const rsp_claim_result_t *c, apr_pool_t *p,
+                         const char *session_id)
+{
+    return c->verdict == RSP_CLAIM_TAKEN && c->taker_known && session_id
+        && *session_id && c->taker.session_hash
+        && !strcmp(c->taker.session_hash, rsp_session_hash(p, session_id));
+}
+
+const char *rsp_signin_repost_target(const rsp_claim_result_t *c,
+                                     apr_pool_t *p, const char *cookie_value)
+{
+    if (c->verdict != RSP_CLAIM_TAKEN || !c->taker_known
+        || !c->taker.cookie_hash || !c->taker.target || !cookie_value
+        || !*cookie_value) {
+        return NULL;
+    }
+    return strcmp(rsp_sha256_b64url(p, cookie_value, strlen(cookie_value)),
+                  c->taker.cookie_hash) ? NULL : c->taker.target;
+}
+
 int rsp_signin_may_take_over(const rsp_claim_rec_t *rec, apr_time_t now,
                              apr_interval_time_t age)
 {

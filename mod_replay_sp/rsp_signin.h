@@ -58,6 +58,19 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *replica, const char *session_hash,
                       apr_time_t now, const char *also_key, int open);
 
+/* Whether a TAKEN claim was won by the browser that now presents
+ * session_id (its session cookie at the ACS): a re-post (back button,
+ * double submit), not a replay. 0 when the claim records no session or
+ * could not be read. */
+int rsp_signin_is_repost(const rsp_claim_result_t *c, apr_pool_t *p,
+                         const char *session_id);
+
+/* The guard's form: where the SP sent the browser that won the claim,
+ * when cookie_value (of the cookie the claim names) is the one the SP set
+ * then (recorded by its hash); NULL otherwise. */
+const char *rsp_signin_repost_target(const rsp_claim_result_t *c,
+                                     apr_pool_t *p, const char *cookie_value);
+
 /* Whether a claim held by rec may be taken over at now: only an open one
  * (its sign-in never completed) claimed longer than age ago, age being
  * longer than that sign-in can still take (its store operations are

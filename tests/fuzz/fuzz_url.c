@@ -1,5 +1,6 @@
-/* Store URL parsing (rsp_url.h): ReplaySPStore's value, redis://,
- * redis+unix:// and memcache:// with up to RSP_MAX_SERVERS servers. The
+/* Store URL parsing (rsp_url.h): ReplaySPStore's value, redis:// and
+ * rediss://, redis+sentinel:// and rediss+sentinel://, redis+unix://,
+ * memcache:// and memcaches:// with up to RSP_MAX_SERVERS servers. The
  * input is one URL. */
 #include <string.h>
 #include <strings.h>
@@ -34,7 +35,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(u && u->display);
     switch (u->kind) {
     case RSP_STORE_REDIS:
-        check_hostport(u->host, u->port);
+        if (u->sentinels) {
+            /* the master is asked for at each connection */
+            FUZZ_ASSERT(!u->host);
+            FUZZ_ASSERT(u->sentinels->nelts >= 1
+                        && u->sentinels->nelts <= RSP_MAX_SERVERS);
+            FUZZ_ASSERT(u->master_name && *u->master_name
+                        && strlen(u->master_name) <= 64);
+            for (i = 0; i < u->sentinels->nelts; i++) {
+                const rsp_server_t *a =
+                    &APR_ARRAY_IDX(u->sentinels, i, rsp_server_t);
+                check_hostport(a->host, a->port);
+                for (j = 0; j < i; j++) {
+                    const rsp_server_t *b =
+                        &APR_ARRAY_IDX(u->sentinels, j, rsp_server_t);
+                    FUZZ_ASSERT(a->port != b->port || strcasecmp(a->host, b->host));
+                }
+            }
+        }
+        else {
+            check_hostport(u->host, u->port);
+            FUZZ_ASSERT(!u->master_name);
+        }
         FUZZ_ASSERT(u->db >= 0);
         if (u->password) {
             /* Never in the logs. */

@@ -414,3 +414,29 @@ def test_claim_is_one_add_with_its_expiry_nothing_read_before(fleet, saml, store
     assert not any(cookie in e.get("key", "") for e in entries)
     print("watch: claim add ttl=%d (rule %d..%d), session set ttl=%s"
           % (ttl, lo, hi, on_session[0]["ttl"]))
+
+
+@pytest.mark.backends("memcached1")
+@pytest.mark.expect_log("RSP01004")
+def test_request_use_is_one_add_nothing_read_before(fleet, saml, store):
+    """memcached's watch log: two different answers to one AuthnRequest;
+    the request's use key is first touched by an ``add`` (memcached's own
+    lookup inside it just before), once per post, and stored only once:
+    the second is refused (request-used), not let through by a read."""
+    import hashlib
+    from test_login import answer, start
+    req_id, _, relay = start(fleet, saml)
+    a, b = answer(saml, req_id), answer(saml, req_id)
+    use = harness.KEY_PREFIX + "u:" + harness.b64url_nopad(hashlib.sha256(req_id.encode()).digest())
+    w = MemcacheWatch(store.servers[0])
+    try:
+        ra = post_acs(fleet.acs_url, a.b64, relay_state=relay)
+        rb = post_acs(fleet.acs_url, b.b64, relay_state=relay)
+    finally:
+        entries = w.stop()
+    assert (ra.status_code, rb.status_code) == (303, 400)
+    on = [(e["type"], e.get("cmd"), e.get("status")) for e in entries if e.get("key") == use]
+    stores = [x for x in on if x[0] == "item_store"]
+    assert stores == [("item_store", "add", "stored"), ("item_store", "add", "not_stored")], on
+    # nothing before the first add but memcached's own lookup inside it
+    assert on[0] == ("item_get", None, "not_found") and on[1] == stores[0], on

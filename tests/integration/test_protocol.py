@@ -1,6 +1,9 @@
-"""What the module says to Redis, watched with MONITOR: the claim is one
-``SET key value NX PX ttl`` with nothing read before it, and connections are
-made per child and reused across requests, not one per request."""
+"""What the module says to Redis, watched with MONITOR: the claim, an
+AuthnRequest's use and an IdP LogoutRequest's ID are each taken by one
+``SET key value NX PX ttl`` with nothing read before it (a GET followed by
+a SET would let two answers through), and connections are made per child
+and reused across requests, not one per request. Also, on every backend:
+many different answers to one AuthnRequest at once make one session."""
 
 import os
 import re
@@ -119,3 +122,106 @@ def test_connections_are_reused_across_requests(workdir, module_so, redis, sp_co
     # 75 commands over n requests; at most one connection per worker thread
     # (and per child, should the MPM start another).
     assert after - before <= 4, "%d connections for %d sign-ins" % (after - before, n)
+
+
+# --------------------------------------------------------------------------
+# every other atomic consumption: one create-if-absent, nothing read before
+# --------------------------------------------------------------------------
+
+def _hashed(kind, data):
+    import hashlib
+    return harness.KEY_PREFIX + kind + harness.b64url_nopad(hashlib.sha256(data).digest())
+
+
+def first_touch_is_set_nx(commands, key):
+    """The commands naming key: the first is SET key ... NX PX, and every
+    write of it is one (no GET-then-SET)."""
+    on = naming(commands, key)
+    assert on, "no command on %s" % key
+    first = on[0]
+    assert first[0].upper() == "SET" and [a.upper() for a in first[3:5]] == ["NX", "PX"], on
+    for c in on:
+        assert c[0].upper() in ("SET", "GET"), on
+        if c[0].upper() == "SET":
+            assert [a.upper() for a in c[3:5]] == ["NX", "PX"], on
+    return on
+
+
+@pytest.mark.backends("redis")
+@pytest.mark.expect_log("RSP01004")
+def test_request_id_used_up_by_one_set_nx(fleet, saml, redis):
+    """An AuthnRequest's ID is used up by the one SET NX PX on its use key,
+    nothing read before it: two different responses to one request, the
+    second refused (request-used)."""
+    from test_login import answer, start
+    req_id, _, relay = start(fleet, saml)
+    a, b = answer(saml, req_id), answer(saml, req_id)
+    mon = Monitor(redis)
+    try:
+        ra = post_acs(fleet.acs_url, a.b64, relay_state=relay)
+        rb = post_acs(fleet.acs_url, b.b64, relay_state=relay)
+    finally:
+        commands = mon.stop()
+    assert (ra.status_code, rb.status_code) == (303, 400), (ra.status_code, rb.status_code)
+    assert fleet.count_in_logs("check=request-used") == 1
+    use = _hashed("u:", req_id.encode())
+    on = first_touch_is_set_nx(commands, use)
+    assert [c[0].upper() for c in on].count("SET") == 2, on   # one per post
+    # and the pending request itself is only read, never consumed by a write
+    pend = _hashed("q:", req_id.encode())
+    assert all(c[0].upper() == "GET" for c in naming(commands, pend)), naming(commands, pend)
+
+
+@pytest.mark.backends("redis")
+@pytest.mark.expect_log("RSP01035")
+def test_logout_request_id_taken_by_one_set_nx(fleet, saml, redis):
+    """An IdP's LogoutRequest ID: one SET NX PX, nothing read before it;
+    the same request again is refused (replayed)."""
+    from test_logout import local, sign_in, sp_metadata
+    idp = saml.idps["idp1"]
+    sign_in(fleet, saml, session_index="SI-P")
+    url, req_id = idp.logout_request_url(sp_metadata(fleet), "alice", session_index="SI-P")
+    mon = Monitor(redis)
+    try:
+        r1 = harness.get(local(url, fleet.public))
+        r2 = harness.get(local(url, fleet.public))
+    finally:
+        commands = mon.stop()
+    assert (r1.status_code, r2.status_code) == (302, 400)
+    key = _hashed("i:", idp.entity_id.encode() + b"\x00" + req_id.encode())
+    on = first_touch_is_set_nx(commands, key)
+    assert [c[0].upper() for c in on].count("SET") == 2, on
+
+
+@pytest.mark.expect_log("RSP01004", "RSP01003", "RSP01032")
+def test_many_answers_to_one_request_at_once_make_one_session(fleet, saml, store):
+    """Twenty different valid responses to one AuthnRequest, posted at once
+    while the store is paused a moment (so that they pile up and reach it
+    together): exactly one session, the others refused as answering a
+    request already answered."""
+    from test_login import answer, start
+    req_id, _, relay = start(fleet, saml)
+    responses = [answer(saml, req_id) for _ in range(20)]
+    before = set(store.session_keys())
+    statuses = []
+    lock = threading.Lock()
+
+    def go(m, base):
+        s = post_acs(base, m.b64, relay_state=relay).status_code
+        with lock:
+            statuses.append(s)
+    bases = [h.base_url for h in fleet.replicas]
+    threads = [threading.Thread(target=go, args=(m, bases[i % len(bases)]))
+               for i, m in enumerate(responses)]
+    store.pause_all()
+    try:
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+    finally:
+        store.resume_all()
+    for t in threads:
+        t.join(60)
+    assert statuses.count(303) == 1, sorted(statuses)
+    assert set(statuses) <= {303, 400, 503}, sorted(statuses)
+    assert len(set(store.session_keys()) - before) == 1

@@ -109,6 +109,52 @@ START_TEST(test_claim_take_over_rule)
 }
 END_TEST
 
+/* The re-post rule: only the browser whose session the claim records (by
+ * the hash of its cookie) gets its first answer again; anyone else posting
+ * the same response is a replay. */
+START_TEST(test_repost_rule)
+{
+    rsp_claim_result_t c;
+    const char *sid = "S3ss10n-1d-of-the-w1nner";
+
+    memset(&c, 0, sizeof(c));
+    c.verdict = RSP_CLAIM_TAKEN;
+    c.taker_known = 1;
+    c.taker.replica = "r1";
+    c.taker.session_hash = rsp_session_hash(pool, sid);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 1);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, "another-browser"), 0);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, NULL), 0);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, ""), 0);
+    /* the hash is what is compared, never the value itself */
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, c.taker.session_hash), 0);
+    /* a claim that records no session (the guard's), or unreadable */
+    c.taker.session_hash = NULL;
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 0);
+    c.taker.session_hash = rsp_session_hash(pool, sid);
+    c.taker_known = 0;
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 0);
+    /* a won claim is no re-post */
+    c.taker_known = 1;
+    c.verdict = RSP_CLAIM_WON;
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 0);
+
+    /* the guard: the SP's cookie, by its hash */
+    memset(&c, 0, sizeof(c));
+    c.verdict = RSP_CLAIM_TAKEN;
+    c.taker_known = 1;
+    c.taker.cookie_name = "mellon-cookie";
+    c.taker.cookie_hash = rsp_sha256_b64url(pool, "v4lue", 5);
+    c.taker.target = "/app/";
+    ck_assert_str_eq(rsp_signin_repost_target(&c, pool, "v4lue"), "/app/");
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, "v4lue2"));
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, ""));
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, NULL));
+    c.taker.target = NULL;
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, "v4lue"));
+}
+END_TEST
+
 START_TEST(test_claim_malformed)
 {
     static const char *const bad[] = {
@@ -249,6 +295,7 @@ static Suite *claim_suite(void)
     tcase_add_test(tc, test_claim_malformed);
     tcase_add_test(tc, test_claim_open);
     tcase_add_test(tc, test_claim_take_over_rule);
+    tcase_add_test(tc, test_repost_rule);
     tcase_add_test(tc, test_index_keys);
     tcase_add_test(tc, test_index_entries);
     tcase_add_test(tc, test_pending_round_trip);
