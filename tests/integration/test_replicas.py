@@ -136,7 +136,7 @@ def test_acknowledged_claims_are_on_the_replica_when_the_sign_in_succeeds(fleet_
         rc.close()
 
 
-@pytest.mark.expect_log("replay_refused", TAG["unacked"])
+@pytest.mark.expect_log("replay_refused", TAG["unacked"], TAG["replicas"])
 def test_stalled_replica_refuses_sign_ins_and_keeps_the_claim(fleet_r, mint, primary, replica):
     m = mint()
     replica.pause()
