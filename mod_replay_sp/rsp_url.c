@@ -123,47 +123,90 @@ static const char *hostport_display(apr_pool_t *p, const char *host, int port)
     return apr_psprintf(p, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }
 
+/* host:port[,host:port...] in list[0..len): distinct, at most
+ * RSP_MAX_SERVERS, pushed onto *out in order; *display gets them joined
+ * by commas. what ("server", "sentinel") names them in messages. */
+static apr_status_t parse_server_list(apr_pool_t *p, const char *list,
+                                      apr_size_t len, const char *port_hint,
+                                      const char *what,
+                                      apr_array_header_t **out,
+                                      const char **display, const char **err)
+{
+    const char *cur = list, *end = list + len;
+
+    *out = apr_array_make(p, 4, sizeof(rsp_server_t));
+    *display = "";
+    for (;;) {
+        const char *comma = memchr(cur, ',', (apr_size_t)(end - cur));
+        apr_size_t n = comma ? (apr_size_t)(comma - cur) : (apr_size_t)(end - cur);
+        rsp_server_t sv;
+        int i;
+
+        if (parse_hostport(p, cur, n, port_hint, &sv.host, &sv.port, err)
+            != APR_SUCCESS) {
+            return APR_EINVAL;
+        }
+        for (i = 0; i < (*out)->nelts; i++) {
+            rsp_server_t *o = &APR_ARRAY_IDX(*out, i, rsp_server_t);
+            if (o->port == sv.port && !strcasecmp(o->host, sv.host)) {
+                *err = apr_psprintf(p, "a %s is listed twice", what);
+                return APR_EINVAL;
+            }
+        }
+        if ((*out)->nelts >= RSP_MAX_SERVERS) {
+            *err = apr_psprintf(p, "too many %ss", what);
+            return APR_EINVAL;
+        }
+        sv.name = hostport_display(p, sv.host, sv.port);
+        APR_ARRAY_PUSH(*out, rsp_server_t) = sv;
+        *display = apr_pstrcat(p, *display, (*out)->nelts > 1 ? "," : "",
+                               sv.name, NULL);
+        if (!comma) {
+            return APR_SUCCESS;
+        }
+        cur = comma + 1;
+    }
+}
+
+/* user:password@ (user may be empty) in cred[0..at), percent-decoded. */
+static apr_status_t parse_credentials(rsp_store_url_t *u, apr_pool_t *p,
+                                      const char *cred, const char *at,
+                                      const char **err)
+{
+    const char *c = memchr(cred, ':', (apr_size_t)(at - cred));
+
+    if (!c) {
+        FAIL("credentials must be user:password@ (user may be empty)");
+    }
+    u->user = c > cred ? pct_decode(p, cred, (apr_size_t)(c - cred)) : NULL;
+    u->password = pct_decode(p, c + 1, (apr_size_t)(at - c - 1));
+    if ((c > cred && !u->user) || !u->password) {
+        FAIL("bad percent-escape in the credentials");
+    }
+    if (!*u->password) {
+        FAIL("empty password");
+    }
+    return APR_SUCCESS;
+}
+
 /* memcache://host:port[,host:port...]: the order is the key mapping. */
 static apr_status_t parse_memcache(rsp_store_url_t *u, apr_pool_t *p,
                                    const char *rest, const char **err)
 {
-    const char *cur = rest;
+    const char *list;
 
     u->kind = RSP_STORE_MEMCACHE;
-    u->servers = apr_array_make(p, 4, sizeof(rsp_server_t));
-    u->display = u->tls ? "memcaches://" : "memcache://";
     if (strpbrk(rest, "/?#@")) {
         FAIL("memcache:// and memcaches:// URLs are a comma-separated list "
              "of host:port, with no credentials, path or query");
     }
-    for (;;) {
-        const char *comma = strchr(cur, ',');
-        apr_size_t len = comma ? (apr_size_t)(comma - cur) : strlen(cur);
-        rsp_server_t sv;
-        int i;
-
-        if (parse_hostport(p, cur, len, "memcached listens on 11211 by default",
-                           &sv.host, &sv.port, err) != APR_SUCCESS) {
-            return APR_EINVAL;
-        }
-        for (i = 0; i < u->servers->nelts; i++) {
-            rsp_server_t *o = &APR_ARRAY_IDX(u->servers, i, rsp_server_t);
-            if (o->port == sv.port && !strcasecmp(o->host, sv.host)) {
-                FAIL("a server is listed twice");
-            }
-        }
-        if (u->servers->nelts >= RSP_MAX_SERVERS) {
-            FAIL("too many servers");
-        }
-        sv.name = hostport_display(p, sv.host, sv.port);
-        APR_ARRAY_PUSH(u->servers, rsp_server_t) = sv;
-        u->display = apr_pstrcat(p, u->display, u->servers->nelts > 1 ? "," : "",
-                                 sv.name, NULL);
-        if (!comma) {
-            break;
-        }
-        cur = comma + 1;
+    if (parse_server_list(p, rest, strlen(rest),
+                          "memcached listens on 11211 by default", "server",
+                          &u->servers, &list, err) != APR_SUCCESS) {
+        return APR_EINVAL;
     }
+    u->display = apr_pstrcat(p, u->tls ? "memcaches://" : "memcache://", list,
+                             NULL);
     return APR_SUCCESS;
 }
 
@@ -213,17 +256,8 @@ static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
              "give the database as /N");
     }
     if (at) {
-        const char *cred = rest, *c = memchr(cred, ':', (apr_size_t)(at - cred));
-        if (!c) {
-            FAIL("credentials must be user:password@ (user may be empty)");
-        }
-        u->user = c > cred ? pct_decode(p, cred, (apr_size_t)(c - cred)) : NULL;
-        u->password = pct_decode(p, c + 1, (apr_size_t)(at - c - 1));
-        if ((c > cred && !u->user) || !u->password) {
-            FAIL("bad percent-escape in the credentials");
-        }
-        if (!*u->password) {
-            FAIL("empty password");
+        if (parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
+            return APR_EINVAL;
         }
         hostport = at + 1;
     }
@@ -251,7 +285,7 @@ static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
 static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
                                    const char *rest, const char **err)
 {
-    const char *at, *slash, *list, *name, *end, *c;
+    const char *at, *slash, *list, *name, *end, *c, *servers;
     const char *scheme = u->tls ? "rediss+sentinel" : "redis+sentinel";
 
     u->kind = RSP_STORE_REDIS;
@@ -268,59 +302,21 @@ static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
         FAIL("redis+sentinel:// URLs take no query or fragment");
     }
     if (at) {
-        const char *cred = rest;
-        c = memchr(cred, ':', (apr_size_t)(at - cred));
-        if (!c) {
-            FAIL("credentials must be user:password@ (user may be empty)");
-        }
-        u->user = c > cred ? pct_decode(p, cred, (apr_size_t)(c - cred)) : NULL;
-        u->password = pct_decode(p, c + 1, (apr_size_t)(at - c - 1));
-        if ((c > cred && !u->user) || !u->password) {
-            FAIL("bad percent-escape in the credentials");
-        }
-        if (!*u->password) {
-            FAIL("empty password");
+        if (parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
+            return APR_EINVAL;
         }
         list = at + 1;
     }
     else {
         list = rest;
     }
-    u->sentinels = apr_array_make(p, 4, sizeof(rsp_server_t));
-    u->display = "";
-    while (list < slash) {
-        const char *comma = memchr(list, ',', (apr_size_t)(slash - list));
-        apr_size_t len = comma ? (apr_size_t)(comma - list)
-                               : (apr_size_t)(slash - list);
-        rsp_server_t sv;
-        int i;
-        if (parse_hostport(p, list, len, "Sentinel listens on 26379 by default",
-                           &sv.host, &sv.port, err) != APR_SUCCESS) {
-            return APR_EINVAL;
-        }
-        for (i = 0; i < u->sentinels->nelts; i++) {
-            rsp_server_t *o = &APR_ARRAY_IDX(u->sentinels, i, rsp_server_t);
-            if (o->port == sv.port && !strcasecmp(o->host, sv.host)) {
-                FAIL("a sentinel is listed twice");
-            }
-        }
-        if (u->sentinels->nelts >= RSP_MAX_SERVERS) {
-            FAIL("too many sentinels");
-        }
-        sv.name = hostport_display(p, sv.host, sv.port);
-        APR_ARRAY_PUSH(u->sentinels, rsp_server_t) = sv;
-        u->display = apr_pstrcat(p, u->display, u->sentinels->nelts > 1 ? "," : "",
-                                 sv.name, NULL);
-        if (!comma) {
-            break;
-        }
-        list = comma + 1;
-        if (list == slash) {
-            FAIL("missing host");   /* a trailing comma */
-        }
-    }
-    if (u->sentinels->nelts == 0) {
+    if (list == slash) {
         FAIL("no sentinel before the master's name");
+    }
+    if (parse_server_list(p, list, (apr_size_t)(slash - list),
+                          "Sentinel listens on 26379 by default", "sentinel",
+                          &u->sentinels, &servers, err) != APR_SUCCESS) {
+        return APR_EINVAL;
     }
     name = slash + 1;
     end = strchr(name, '/');
@@ -343,7 +339,7 @@ static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
     }
     u->display = apr_psprintf(p, "%s://%s%s%s/%s/%d", scheme,
                               u->password && u->user ? u->user : "",
-                              u->password ? ":***@" : "", u->display,
+                              u->password ? ":***@" : "", servers,
                               u->master_name, u->db);
     return APR_SUCCESS;
 }
