@@ -177,26 +177,23 @@ static apr_status_t redis_child_init(rsp_store_t *st, apr_pool_t *pchild,
     return APR_SUCCESS;
 }
 
-/* Write the commands appended to s and read their n replies, all within
- * st->timeout from now. On a transport error or a timeout *err says which
- * (naming the store), the replies read so far are freed and the
- * connection is dropped, since its state is unknown. */
-static apr_status_t exchange(rsp_store_t *st, slot_t *s, apr_pool_t *p,
-                             int n, redisReply **out, const char **err)
+/* Write the commands appended to s and read their n replies by the
+ * deadline: APR_SUCCESS, or APR_TIMEUP, APR_EOF or APR_EGENERAL with *why
+ * (the replies read so far are then freed). */
+static apr_status_t transfer(slot_t *s, apr_pool_t *p, int n, redisReply **out,
+                             apr_time_t deadline, const char **why)
 {
-    apr_time_t deadline = apr_time_now() + st->timeout;
-    const char *why = NULL;
     char buf[8192];
     int got = 0, i;
     apr_status_t rv;
 
-    rv = rsp_conn_send(s->c, s->out, s->out_len, deadline, p, &why);
+    rv = rsp_conn_send(s->c, s->out, s->out_len, deadline, p, why);
     s->out_len = 0;
     while (rv == APR_SUCCESS && got < n) {
         void *reply = NULL;
         apr_size_t len = 0;
         if (redisReaderGetReply(s->rd, &reply) != REDIS_OK) {
-            why = apr_psprintf(p, "protocol error: %s", s->rd->errstr);
+            *why = apr_psprintf(p, "protocol error: %s", s->rd->errstr);
             rv = APR_EGENERAL;
             break;
         }
@@ -204,12 +201,29 @@ static apr_status_t exchange(rsp_store_t *st, slot_t *s, apr_pool_t *p,
             out[got++] = reply;
             continue;
         }
-        rv = rsp_conn_recv(s->c, buf, sizeof(buf), &len, deadline, p, &why);
+        rv = rsp_conn_recv(s->c, buf, sizeof(buf), &len, deadline, p, why);
         if (rv == APR_SUCCESS && redisReaderFeed(s->rd, buf, len) != REDIS_OK) {
-            why = "out of memory";
+            *why = "out of memory";
             rv = APR_EGENERAL;
         }
     }
+    if (rv != APR_SUCCESS) {
+        for (i = 0; i < got; i++) {
+            freeReplyObject(out[i]);
+        }
+    }
+    return rv;
+}
+
+/* transfer() within st->timeout from now. On a transport error or a
+ * timeout *err says which (naming the store) and the connection is
+ * dropped, since its state is unknown. */
+static apr_status_t exchange(rsp_store_t *st, slot_t *s, apr_pool_t *p,
+                             int n, redisReply **out, const char **err)
+{
+    const char *why = NULL;
+    apr_status_t rv = transfer(s, p, n, out, apr_time_now() + st->timeout, &why);
+
     if (rv == APR_SUCCESS) {
         return APR_SUCCESS;
     }
@@ -221,9 +235,6 @@ static apr_status_t exchange(rsp_store_t *st, slot_t *s, apr_pool_t *p,
         ? apr_psprintf(p, "%s: connection closed by the server",
                        st->url->display)
         : apr_psprintf(p, "%s: %s", st->url->display, why);
-    for (i = 0; i < got; i++) {
-        freeReplyObject(out[i]);
-    }
     drop(s);
     return APR_EGENERAL;
 }
@@ -277,58 +288,39 @@ static redisReply *sentinel_call(rsp_store_t *st, apr_pool_t *p,
                                  const char **why, const char *fmt, ...)
 {
     rsp_peer_t peer;
-    rsp_conn_t *c = NULL;
-    redisReader *rd = NULL;
+    slot_t t;
     redisReply *reply = NULL;
-    char *cmd = NULL, buf[4096];
-    int len;
+    apr_status_t rv;
     va_list ap;
+    int rc;
 
     memset(&peer, 0, sizeof(peer));
+    memset(&t, 0, sizeof(t));
     peer.host = sv->host;
     peer.port = sv->port;
     peer.tls = st->url->tls ? st->tls : NULL;
     va_start(ap, fmt);
-    len = redisvFormatCommand(&cmd, fmt, ap);
+    rc = vappend(&t, fmt, ap);
     va_end(ap);
-    if (len < 0) {
-        *why = "cannot format";
-        return NULL;
+    if (rc != REDIS_OK) {
+        *why = t.errstr;
     }
-    if (rsp_conn_open(&c, p, &peer, deadline, why) == APR_SUCCESS
-        && (rd = redisReaderCreate()) != NULL) {
-        apr_status_t rv = rsp_conn_send(c, cmd, (apr_size_t)len, deadline, p, why);
-        while (rv == APR_SUCCESS) {
-            void *r = NULL;
-            apr_size_t got = 0;
-            if (redisReaderGetReply(rd, &r) != REDIS_OK) {
-                *why = "protocol error";
-                break;
-            }
-            if (r) {
-                reply = r;
-                break;
-            }
-            rv = rsp_conn_recv(c, buf, sizeof(buf), &got, deadline, p, why);
-            if (rv == APR_SUCCESS && redisReaderFeed(rd, buf, got) != REDIS_OK) {
-                rv = APR_ENOMEM;
-            }
-            if (rv == APR_TIMEUP) {
-                *why = "no answer within the timeout";
-            }
-            else if (rv == APR_EOF) {
-                *why = "connection closed";
-            }
-        }
+    else if (rsp_conn_open(&t.c, p, &peer, deadline, why) != APR_SUCCESS) {
+        t.c = NULL;
     }
-    else if (c) {
+    else if (!(t.rd = redisReaderCreate())) {
         *why = "out of memory";
     }
-    if (rd) {
-        redisReaderFree(rd);
+    else if ((rv = transfer(&t, p, 1, &reply, deadline, why)) != APR_SUCCESS) {
+        reply = NULL;
+        if (rv == APR_TIMEUP) {
+            *why = "no answer within the timeout";
+        }
+        else if (rv == APR_EOF) {
+            *why = "connection closed";
+        }
     }
-    rsp_conn_close(c);
-    redisFreeCommand(cmd);
+    slot_free(&t, NULL, p);
     return reply;
 }
 
