@@ -118,7 +118,11 @@ typedef struct {
                                     int server, const char *key,
                                     const char *value, int *deleted,
                                     const char **err);
-    /* Server statistics as text: Redis INFO [section]; memcached
+    /* Server statistics as text: Redis INFO [section] (a cluster: of
+     * each master, in blocks introduced by a line "# rsp-node NAME slots
+     * LO-HI HOST:PORT", NAME being the URL shown in logs and LO-HI the
+     * master's first slot range; a master that did not answer as a line
+     * "error <why>" in its block); memcached
      * "stats [section]" of each server in blocks "server host:port", a
      * server that did not answer as a block with a line "error <why>"
      * (the call fails only when no server answers). */
@@ -172,6 +176,14 @@ apr_status_t rsp_store_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
 /* Redis under Sentinel: the master ("host:port") this process's last new
  * connection went to, NULL before one or for any other store. */
 const char *rsp_store_primary(rsp_store_t *st, apr_pool_t *p);
+
+/* Redis Cluster: the slot of a key (CRC16 mod 16384 of the key, or of
+ * its hash tag: what is between its first '{' and the next '}', when not
+ * empty). */
+int rsp_redis_key_slot(const char *key, apr_size_t len);
+/* Redis Cluster: the MOVED and ASK redirections this process followed. */
+void rsp_store_redirections(rsp_store_t *st, apr_uint64_t *moved,
+                            apr_uint64_t *asked);
 
 /* Build a store for url (no connection yet). */
 apr_status_t rsp_store_create(rsp_store_t **out, apr_pool_t *p,

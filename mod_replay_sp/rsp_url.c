@@ -344,6 +344,49 @@ static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
+/* redis+cluster://[user:password@]host:port[,host:port...][/]: seed nodes,
+ * any of which gives the map of the rest. Database 0 only (the cluster
+ * has no other). */
+static apr_status_t parse_cluster(rsp_store_url_t *u, apr_pool_t *p,
+                                  const char *rest, const char **err)
+{
+    const char *at, *slash, *list, *servers;
+
+    u->kind = RSP_STORE_REDIS;
+    slash = strchr(rest, '/');
+    at = strrchr(rest, '@');
+    if (at && slash && at > slash) {
+        FAIL("'@' after the first '/': put credentials before the nodes");
+    }
+    if (strchr(rest, '?') || strchr(rest, '#')) {
+        FAIL("redis+cluster:// URLs take no query or fragment");
+    }
+    if (slash && strcmp(slash, "/") != 0 && strcmp(slash, "/0") != 0) {
+        FAIL("Redis Cluster has database 0 only: redis+cluster://host:port"
+             "[,host:port...] takes no database or path");
+    }
+    if (at) {
+        if (parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
+            return APR_EINVAL;
+        }
+        list = at + 1;
+    }
+    else {
+        list = rest;
+    }
+    if (parse_server_list(p, list,
+                          slash ? (apr_size_t)(slash - list) : strlen(list),
+                          "Redis Cluster nodes listen on 6379 by default",
+                          "node", &u->cluster, &servers, err) != APR_SUCCESS) {
+        return APR_EINVAL;
+    }
+    u->display = apr_psprintf(p, "%s://%s%s%s", u->tls ? "rediss+cluster"
+                                                       : "redis+cluster",
+                              u->password && u->user ? u->user : "",
+                              u->password ? ":***@" : "", servers);
+    return APR_SUCCESS;
+}
+
 apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
                                  const char *url, const char **err)
 {
@@ -373,6 +416,13 @@ apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
         u->tls = 1;
         rv = parse_sentinel(u, p, url + 18, err);
     }
+    else if (strncasecmp(url, "redis+cluster://", 16) == 0) {
+        rv = parse_cluster(u, p, url + 16, err);
+    }
+    else if (strncasecmp(url, "rediss+cluster://", 17) == 0) {
+        u->tls = 1;
+        rv = parse_cluster(u, p, url + 17, err);
+    }
     else if (strncasecmp(url, "memcache://", 11) == 0) {
         rv = parse_memcache(u, p, url + 11, err);
     }
@@ -384,7 +434,8 @@ apr_status_t rsp_store_url_parse(rsp_store_url_t **out, apr_pool_t *p,
         FAIL("unknown scheme: expected redis://host:port[/db] or "
              "rediss://host:port[/db] (TLS), "
              "redis+sentinel://host:port[,...]/MASTER[/db] (or "
-             "rediss+sentinel://), redis+unix:///path[?db=N], "
+             "rediss+sentinel://), redis+cluster://host:port[,...] (or "
+             "rediss+cluster://), redis+unix:///path[?db=N], "
              "memcache://host:port[,host:port...] or memcaches://... (TLS)");
     }
     if (rv == APR_SUCCESS) {

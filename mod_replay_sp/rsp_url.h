@@ -2,6 +2,8 @@
  *             rediss://[user:password@]host:port[/db]      (TLS)
  *             redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[/db]
  *             rediss+sentinel://...                       (TLS)
+ *             redis+cluster://[user:password@]host:port[,host:port...]
+ *             rediss+cluster://...                        (TLS)
  *             redis+unix:///path/to/socket[?db=N]
  *             memcache://host:port[,host:port...]
  *             memcaches://host:port[,host:port...]         (TLS) */
@@ -39,6 +41,10 @@ typedef struct {
                                     * URL order (host/port then unset: the
                                     * master is asked for at each connect) */
     const char *master_name;       /* the master's name at the sentinels */
+    apr_array_header_t *cluster;   /* Redis Cluster: the seed nodes,
+                                    * rsp_server_t in URL order (host/port
+                                    * then unset: the map says where each
+                                    * key lives) */
     const char *display;  /* the URL with the password masked, for logs */
 } rsp_store_url_t;
 
