@@ -252,6 +252,12 @@ static const char *set_key_prefix(cmd_parms *cmd, void *mconfig, const char *arg
         if (*c <= ' ' || *c > '~') {
             return invalid(cmd, arg, "no spaces or control characters");
         }
+        if (*c == '{' || *c == '}') {
+            /* Redis Cluster would hash the part between braces alone: every
+             * key in one slot, on one shard */
+            return invalid(cmd, arg, "no '{' or '}' (Redis Cluster reads "
+                           "them as a hash tag)");
+        }
     }
     srv_cfg(cmd)->key_prefix = arg;
     return NULL;

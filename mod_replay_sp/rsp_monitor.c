@@ -391,7 +391,8 @@ void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
         st->down_since = st->down_logged = 0;
     }
 
-    /* Failover: Sentinel gave another master. What it had not passed on
+    /* Failover: Sentinel gave another master, or the cluster promoted a
+     * replica of this shard. What it had not passed on
      * to the replica now promoted is gone. */
     if (prev && prev->primary[0] && cur->primary[0]
         && strcmp(prev->primary, cur->primary) != 0) {
@@ -546,6 +547,63 @@ void rsp_monitor_step(rsp_monitor_state_t *st, const rsp_health_t *cur,
     st->have_last = 1;
 }
 
+apr_status_t rsp_health_parse_cluster(apr_array_header_t **out, apr_pool_t *p,
+                                      const char *text)
+{
+    static const char mark[] = "# rsp-node ";
+    apr_array_header_t *servers = apr_array_make(p, 3, sizeof(rsp_health_t));
+    const char *at = text;
+
+    if (strncmp(at, mark, sizeof(mark) - 1) != 0) {
+        return APR_EGENERAL;
+    }
+    while (at && !strncmp(at, mark, sizeof(mark) - 1)) {
+        const char *head = at + sizeof(mark) - 1;
+        const char *eol = strstr(head, "\r\n"), *next, *sp;
+        const char *body;
+        rsp_health_t *h = apr_array_push(servers);
+
+        init_health(h);
+        if (!eol) {
+            return APR_EGENERAL;
+        }
+        sp = eol;
+        while (sp > head && sp[-1] != ' ') {
+            sp--;
+        }
+        if (sp == head) {
+            return APR_EGENERAL; /* NAME slots LO-HI HOST:PORT */
+        }
+        apr_cpystrn(h->name, apr_pstrmemdup(p, head, (apr_size_t)(sp - 1 - head)),
+                    sizeof(h->name));
+        apr_cpystrn(h->primary, apr_pstrmemdup(p, sp, (apr_size_t)(eol - sp)),
+                    sizeof(h->primary));
+        body = eol + 2;
+        next = strstr(body, "\r\n# rsp-node ");
+        body = next ? apr_pstrmemdup(p, body, (apr_size_t)(next - body))
+                    : body;
+        if (!strncmp(body, "error ", 6)) {
+            const char *e = body + 6;
+            apr_size_t n = strcspn(e, "\r\n");
+            h->reachable = 0;
+            apr_cpystrn(h->error, apr_pstrmemdup(p, e, n), sizeof(h->error));
+        }
+        else {
+            char name[RSP_HEALTH_TEXT], primary[RSP_HEALTH_TEXT];
+            memcpy(name, h->name, sizeof(name));
+            memcpy(primary, h->primary, sizeof(primary));
+            if (rsp_health_parse_redis(h, body) != APR_SUCCESS) {
+                return APR_EGENERAL;
+            }
+            memcpy(h->name, name, sizeof(name));
+            memcpy(h->primary, primary, sizeof(primary));
+        }
+        at = next ? next + 2 : NULL;
+    }
+    *out = servers;
+    return APR_SUCCESS;
+}
+
 void rsp_health_poll(apr_array_header_t **out, apr_pool_t *p, rsp_store_t *st)
 {
     apr_array_header_t *servers = NULL;
@@ -560,6 +618,12 @@ void rsp_health_poll(apr_array_header_t **out, apr_pool_t *p, rsp_store_t *st)
                != APR_SUCCESS) {
             rv = APR_EGENERAL;
             err = err ? err : "unreadable memcached stats";
+        }
+    }
+    else if (rv == APR_SUCCESS && st->url->cluster) {
+        if (rsp_health_parse_cluster(&servers, p, text) != APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            err = "unreadable INFO replies";
         }
     }
     else if (rv == APR_SUCCESS) {

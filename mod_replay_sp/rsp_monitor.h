@@ -50,6 +50,13 @@ apr_status_t rsp_health_parse_redis(rsp_health_t *h, const char *info);
 apr_status_t rsp_health_parse_memcache(apr_array_header_t **out, apr_pool_t *p,
                                        const char *stats, const char *settings);
 
+/* Parse what the Redis backend's info() returns for Redis Cluster: one
+ * block per master ("# rsp-node NAME slots LO-HI HOST:PORT", then its
+ * INFO or "error <why>"); each rsp_health_t is named "NAME slots LO-HI"
+ * (a shard: a failover keeps its slots) with primary HOST:PORT. */
+apr_status_t rsp_health_parse_cluster(apr_array_header_t **out, apr_pool_t *p,
+                                      const char *text);
+
 /* Ask the store how it is (Redis INFO; memcached stats and stats
  * settings of each server) and parse it: *out gets one rsp_health_t per
  * server, named as in the store's URL. A store that does not answer at

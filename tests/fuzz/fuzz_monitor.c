@@ -2,11 +2,12 @@
  * memcached's stats and stats settings as the memcache backend joins them
  * ("server host:port" blocks), then the alarm logic over two polls.
  *
- * Input: the first byte chooses (even: Redis, odd: memcached; the seeds
- * start with 'r' or 'm'); the rest is two texts separated by the first NUL
- * byte. Redis: two INFO replies, polled a minute apart. memcached: stats,
- * then stats settings (none without a NUL), and the same again a minute
- * later. */
+ * Input: the first byte chooses ('k': Redis Cluster, else even: Redis,
+ * odd: memcached; the seeds start with 'k', 'r' or 'm'); the rest is two
+ * texts separated by the first NUL byte. Redis: two INFO replies, polled a
+ * minute apart. Redis Cluster: two polls of "# rsp-node" blocks.
+ * memcached: stats, then stats settings (none without a NUL), and the
+ * same again a minute later. */
 #include <string.h>
 
 #include <apr_strings.h>
@@ -48,7 +49,7 @@ static void step(rsp_monitor_state_t *st, rsp_health_t *h, apr_time_t when,
     for (i = 0; i < alarms->nelts; i++) {
         const rsp_alarm_t *a = &APR_ARRAY_IDX(alarms, i, rsp_alarm_t);
         FUZZ_ASSERT(a->text && *a->text);
-        FUZZ_ASSERT(a->kind >= RSP_ALARM_POLICY && a->kind <= RSP_ALARM_ROLE_OK);
+        FUZZ_ASSERT(a->kind >= RSP_ALARM_POLICY && a->kind <= RSP_ALARM_FAILOVER);
     }
 }
 
@@ -93,6 +94,40 @@ static void memcache(apr_pool_t *p, const char *stats, const char *settings,
     }
 }
 
+/* Two polls of a cluster: each shard's state carried from one to the
+ * next by name, as the poller does. */
+static void cluster(apr_pool_t *p, const char *a, const char *b, apr_time_t t0)
+{
+    apr_array_header_t *one = NULL, *two = NULL;
+    rsp_monitor_state_t st[8];
+    int i, j;
+
+    memset(st, 0, sizeof(st));
+    if (rsp_health_parse_cluster(&one, p, a) != APR_SUCCESS) {
+        return;
+    }
+    FUZZ_ASSERT(one && one->nelts > 0);
+    for (i = 0; i < one->nelts && i < 8; i++) {
+        rsp_health_t *h = &APR_ARRAY_IDX(one, i, rsp_health_t);
+        check_health(h);
+        check_text(h->primary, sizeof(h->primary));
+        step(&st[i], h, t0, p);
+    }
+    if (rsp_health_parse_cluster(&two, p, b) != APR_SUCCESS) {
+        return;
+    }
+    for (j = 0; j < two->nelts; j++) {
+        rsp_health_t *h = &APR_ARRAY_IDX(two, j, rsp_health_t);
+        check_health(h);
+        for (i = 0; i < one->nelts && i < 8; i++) {
+            if (!strcmp(APR_ARRAY_IDX(one, i, rsp_health_t).name, h->name)) {
+                step(&st[i], h, t0 + apr_time_from_sec(60), p);
+                break;
+            }
+        }
+    }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_init();
@@ -115,7 +150,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (nul) {
         b = fuzz_cstr(p, nul + 1, size - (size_t)(nul + 1 - data));
     }
-    if ((data[0] & 1) == 0) {
+    if (data[0] == 'k') {
+        cluster(p, a, b ? b : a, t0);
+    }
+    else if ((data[0] & 1) == 0) {
         redis(p, a, b ? b : a, t0);
     }
     else {

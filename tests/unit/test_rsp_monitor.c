@@ -5448,6 +5448,58 @@ START_TEST(test_step_memcache_lives)
 }
 END_TEST
 
+/* Redis Cluster: one block per master, named by its shard's slots, its
+ * address the primary; a master that did not answer is unreachable; a
+ * shard whose master changes between polls raises FAILOVER. */
+START_TEST(test_parse_cluster)
+{
+    const char *text = apr_pstrcat(pool,
+        "# rsp-node redis+cluster://a:1 slots 0-5460 127.0.0.1:7000\r\n",
+        R_LIMIT, "\r\n",
+        "# rsp-node redis+cluster://a:1 slots 5461-10922 127.0.0.1:7001\r\n",
+        "error redis+cluster://a:1 (node 127.0.0.1:7001): connection refused\r\n",
+        "# rsp-node redis+cluster://a:1 slots 10923-16383 127.0.0.1:7002\r\n",
+        R_DEFAULT, "\r\n", NULL);
+    const char *moved = apr_pstrcat(pool,
+        "# rsp-node redis+cluster://a:1 slots 0-5460 127.0.0.1:7003\r\n",
+        R_RESTARTED_LIMIT, "\r\n", NULL);
+    apr_array_header_t *out = NULL, *later = NULL, *al;
+    rsp_health_t *h;
+    rsp_monitor_state_t st;
+
+    ck_assert_int_eq(rsp_health_parse_cluster(&out, pool, text), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 3);
+    h = &APR_ARRAY_IDX(out, 0, rsp_health_t);
+    ck_assert_str_eq(h->name, "redis+cluster://a:1 slots 0-5460");
+    ck_assert_str_eq(h->primary, "127.0.0.1:7000");
+    ck_assert_int_eq(h->reachable, 1);
+    ck_assert_str_eq(h->instance, RUN_ID_A);
+    h = &APR_ARRAY_IDX(out, 1, rsp_health_t);
+    ck_assert_str_eq(h->name, "redis+cluster://a:1 slots 5461-10922");
+    ck_assert_int_eq(h->reachable, 0);
+    ck_assert_has(h->error, "connection refused");
+    h = &APR_ARRAY_IDX(out, 2, rsp_health_t);
+    ck_assert_str_eq(h->primary, "127.0.0.1:7002");
+    ck_assert_int_eq(h->reachable, 1);
+    /* the first shard's replica promoted */
+    memset(&st, 0, sizeof(st));
+    h = &APR_ARRAY_IDX(out, 0, rsp_health_t);
+    ck_assert_str_eq(kinds(step(&st, *h, T0)), "");
+    ck_assert_int_eq(rsp_health_parse_cluster(&later, pool, moved), APR_SUCCESS);
+    h = &APR_ARRAY_IDX(later, 0, rsp_health_t);
+    ck_assert_str_eq(h->name, "redis+cluster://a:1 slots 0-5460");
+    al = step(&st, *h, T0 + SEC(5));
+    ck_assert_str_eq(kinds(al), "FAILOVER");
+    ck_assert_has(only(al, RSP_ALARM_FAILOVER)->text,
+                  "the master is now 127.0.0.1:7003 (was 127.0.0.1:7000");
+    /* not blocks */
+    ck_assert_int_ne(rsp_health_parse_cluster(&out, pool, R_LIMIT), APR_SUCCESS);
+    ck_assert_int_ne(rsp_health_parse_cluster(&out, pool,
+                                              "# rsp-node noaddress\r\n"),
+                     APR_SUCCESS);
+}
+END_TEST
+
 static Suite *monitor_suite(void)
 {
     Suite *s = suite_create("rsp_monitor");
@@ -5456,6 +5508,7 @@ static Suite *monitor_suite(void)
     tc = tcase_create("parse_redis");
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_redis_default);
+    tcase_add_test(tc, test_parse_cluster);
     tcase_add_test(tc, test_redis_noeviction_with_limit);
     tcase_add_test(tc, test_redis_evicting_policies);
     tcase_add_test(tc, test_redis_evicted);
