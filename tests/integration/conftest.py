@@ -4,8 +4,10 @@ Session scope: a work directory, Redis, the test IdPs, the SP key pair,
 the store backend and the fleet (three replicas + a balancer) on it.
 Every test that uses ``fleet`` (or ``store``/``backend``) runs once per
 backend: ``redis``, ``memcached1`` (one memcached), ``memcached2`` (two
-memcached servers); ``@pytest.mark.backends("redis")`` narrows a test to
-some of them, the RSP_BACKENDS environment variable narrows the run.
+memcached servers), and ``cluster`` (Redis Cluster: three masters with a
+replica each) for the tests marked ``also_cluster``;
+``@pytest.mark.backends("redis")`` narrows a test to some of them, the
+RSP_BACKENDS environment variable narrows the run.
 Function scope: ``fleet`` (store up and empty, replicas back on the
 default configuration, log marks set) and the autouse error-log gate.
 """
@@ -21,9 +23,9 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import harness  # noqa: E402
-from harness import (TAGS, HarnessError, Fleet, Httpd, MemcachedServer,  # noqa: E402,F401
-                     MemcachedStore, RedisServer, RedisStore, bad_log_lines, claim_key,
-                     window_end_of)
+from harness import (TAGS, ClusterStore, HarnessError, Fleet, Httpd,  # noqa: E402,F401
+                     MemcachedServer, MemcachedStore, RedisCluster, RedisServer, RedisStore,
+                     bad_log_lines, claim_key, window_end_of)
 
 if harness.IDP_DIR not in sys.path:
     sys.path.insert(0, harness.IDP_DIR)
@@ -34,7 +36,9 @@ IDP2_ENTITY_ID = "https://idp2.test.example/idp"
 UNKNOWN_ENTITY_ID = "https://unknown-idp.test.example/idp"
 
 # The store backends the fleet suite runs on, in this order.
-BACKENDS = ("redis", "memcached1", "memcached2")
+BACKENDS = ("redis", "memcached1", "memcached2", "cluster")
+# Backends a test runs on only when marked for them.
+OPT_IN = {"cluster": "also_cluster"}
 # memcached fleets: ReplaySPStoreTimeout (ms), short so hung-server tests are quick.
 MEMCACHED_TIMEOUT_MS = 500
 
@@ -62,6 +66,9 @@ def pytest_configure(config):
         "markers",
         "backends(*names): run this test only on these store backends "
         "(of %s); without it, a test that uses the fleet runs on all" % ", ".join(BACKENDS))
+    config.addinivalue_line(
+        "markers",
+        "also_cluster: run this fleet test on the Redis Cluster backend too")
 
 
 def pytest_generate_tests(metafunc):
@@ -71,6 +78,8 @@ def pytest_generate_tests(metafunc):
     if "backend" not in metafunc.fixturenames:
         return
     names = selected_backends()
+    names = [b for b in names if b not in OPT_IN
+             or any(True for _ in metafunc.definition.iter_markers(OPT_IN[b]))]
     for m in metafunc.definition.iter_markers("backends"):
         names = [b for b in names if b in m.args]
     metafunc.parametrize("backend", names, indirect=True, scope="session")
@@ -248,6 +257,16 @@ def store(request, workdir, backend):
         s = RedisStore(request.getfixturevalue("redis"))
         yield s
         s.close()
+        return
+    if backend == "cluster":
+        c = RedisCluster(os.path.join(workdir, "cluster"))
+        try:
+            c.start()
+        except HarnessError as e:
+            c.stop()
+            pytest.fail("the Redis Cluster did not start: %s" % e, pytrace=False)
+        yield ClusterStore(c)
+        c.stop()
         return
     n = {"memcached1": 1, "memcached2": 2}[backend]
     servers = memcached_servers(workdir, backend, n)

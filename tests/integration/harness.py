@@ -447,6 +447,7 @@ class RedisServer:
         self.unix_path = os.path.join(self.dir, "redis.sock")
         self.log_path = os.path.join(self.dir, "redis.log")
         self.proc = None
+        self.paused = False
 
     @property
     def url(self):
@@ -497,6 +498,7 @@ class RedisServer:
 
     def stop(self, timeout=STOP_TIMEOUT):
         stop_server(self.proc, self.port, "redis", timeout)
+        self.paused = False
 
     def restart(self):
         self.stop()
@@ -505,14 +507,188 @@ class RedisServer:
     def pause(self):
         """SIGSTOP: the server accepts TCP connections but never answers."""
         os.kill(self.proc.pid, signal.SIGSTOP)
+        self.paused = True
 
     def resume(self):
         os.kill(self.proc.pid, signal.SIGCONT)
+        self.paused = False
 
     def client(self, timeout=5.0, unix=False):
         if unix:
             return RedisClient(unix_path=self.unix_path, timeout=timeout)
         return RedisClient(port=self.port, timeout=timeout)
+
+
+# --------------------------------------------------------------------------
+# Redis Cluster: nodes, a topology, and the Store over it
+# --------------------------------------------------------------------------
+
+CLUSTER_SLOTS = 16384
+CLUSTER_NODE_TIMEOUT_MS = 1000
+
+
+class ClusterNode(RedisServer):
+    """redis-server in cluster mode: its cluster bus on a port of its own,
+    its nodes.conf in its directory (kept across restarts: it rejoins)."""
+
+    def __init__(self, workdir, port=None):
+        super().__init__(workdir, port)
+        self.bus_port = free_port()
+        self.node_id = None
+
+    def argv(self):
+        return super().argv() + [
+            "--cluster-enabled", "yes",
+            "--cluster-config-file", os.path.join(self.dir, "nodes.conf"),
+            "--cluster-node-timeout", str(CLUSTER_NODE_TIMEOUT_MS),
+            "--cluster-port", str(self.bus_port)]
+
+    def start(self, timeout=START_TIMEOUT):
+        super().start(timeout)
+        c = self.client()
+        try:
+            self.node_id = c.call("CLUSTER", "MYID").decode()
+        finally:
+            c.close()
+        return self
+
+    def call(self, *args):
+        c = self.client(timeout=5)
+        try:
+            return c.call(*args)
+        finally:
+            c.close()
+
+    def cluster_info(self):
+        raw = self.call("CLUSTER", "INFO").decode()
+        return dict(l.split(":", 1) for l in raw.split("\r\n") if ":" in l)
+
+
+def parse_cluster_nodes(raw):
+    """CLUSTER NODES: [{id, port, flags, master, slots: [(lo, hi)]}]."""
+    out = []
+    for line in raw.decode().splitlines():
+        f = line.split()
+        if len(f) < 8:
+            continue
+        slots = []
+        for r in f[8:]:
+            if r.startswith("["):
+                continue   # a slot being migrated
+            lo, _, hi = r.partition("-")
+            slots.append((int(lo), int(hi or lo)))
+        out.append({"id": f[0], "port": int(f[1].split("@")[0].rsplit(":", 1)[1]),
+                    "flags": f[2].split(","), "master": f[3], "slots": slots})
+    return out
+
+
+class RedisCluster:
+    """n_masters masters, each with one replica, on 127.0.0.1: slots split
+    evenly. Nodes keep their ports; after a failover the roles move."""
+
+    def __init__(self, workdir, n_masters=3, name="cluster"):
+        self.dir = make_dir(workdir)
+        self.nodes = [ClusterNode(os.path.join(self.dir, "%s-%d" % (name, i)))
+                      for i in range(2 * n_masters)]
+        self.n_masters = n_masters
+
+    def start(self):
+        for n in self.nodes:
+            n.start()
+        m = self.n_masters
+        for i in range(m):
+            lo, hi = i * CLUSTER_SLOTS // m, (i + 1) * CLUSTER_SLOTS // m - 1
+            self.nodes[i].call("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+        for n in self.nodes[1:]:
+            self.nodes[0].call("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
+        wait_for(lambda: all(n.cluster_info().get("cluster_known_nodes") == str(len(self.nodes))
+                             for n in self.nodes), 20, interval=0.1, what="cluster nodes met")
+        for i in range(m):
+            self.nodes[m + i].call("CLUSTER", "REPLICATE", self.nodes[i].node_id)
+        self.settled()
+        return self
+
+    @property
+    def url(self):
+        return "redis+cluster://" + ",".join("127.0.0.1:%d" % n.port
+                                             for n in self.nodes[:self.n_masters])
+
+    def by_port(self, port):
+        return next(n for n in self.nodes if n.port == port)
+
+    def view(self):
+        """CLUSTER NODES from a running node."""
+        for n in self.nodes:
+            if n.running() and not n.paused:
+                try:
+                    return parse_cluster_nodes(n.call("CLUSTER", "NODES"))
+                except (OSError, ConnectionError, RedisError):
+                    continue
+        raise HarnessError("no cluster node answers")
+
+    def masters(self):
+        """The running masters that serve slots, by their first slot."""
+        ms = [e for e in self.view() if "master" in e["flags"] and e["slots"]
+              and "fail" not in e["flags"]]
+        return [self.by_port(e["port"]) for e in sorted(ms, key=lambda e: e["slots"][0])]
+
+    def slot_of(self, key):
+        for n in self.nodes:
+            if n.running() and not n.paused:
+                return n.call("CLUSTER", "KEYSLOT", key)
+        raise HarnessError("no cluster node answers")
+
+    def owner(self, slot):
+        for e in self.view():
+            if "master" in e["flags"] and any(lo <= slot <= hi for lo, hi in e["slots"]):
+                return self.by_port(e["port"])
+        return None
+
+    def replica_of(self, master):
+        for e in self.view():
+            if e["master"] == master.node_id and "fail" not in e["flags"]:
+                return self.by_port(e["port"])
+        return None
+
+    def settled(self, timeout=40):
+        """Every slot served, every node says ok, each master has a replica
+        whose link is up, and no node is marked failed."""
+        def ok():
+            try:
+                if not all(n.cluster_info().get("cluster_state") == "ok"
+                           for n in self.nodes):
+                    return False
+                v = self.view()
+                if any("fail" in e["flags"] or "fail?" in e["flags"] for e in v):
+                    return False
+                masters = [e for e in v if "master" in e["flags"] and e["slots"]]
+                if len(masters) != self.n_masters:
+                    return False
+                for e in masters:
+                    r = [x for x in v if x["master"] == e["id"]]
+                    if not r:
+                        return False
+                    info = self.by_port(r[0]["port"]).client().info("replication")
+                    if info.get("master_link_status") != "up":
+                        return False
+                return True
+            except (OSError, ConnectionError, RedisError, StopIteration):
+                return False
+        wait_for(ok, timeout, interval=0.2, what="cluster settled")
+
+    def errorstats(self, kind):
+        """errorstat_<kind> counts summed over the running nodes."""
+        total = 0
+        for n in self.nodes:
+            if n.running() and not n.paused:
+                v = n.client().info("errorstats").get("errorstat_" + kind)
+                if v:
+                    total += int(v.split("count=")[1].split(",")[0])
+        return total
+
+    def stop(self):
+        for n in self.nodes:
+            n.stop()
 
 
 # --------------------------------------------------------------------------
@@ -1127,6 +1303,88 @@ class MemcachedStore(Store):
     def resume_all(self):
         for s in self.servers:
             s.resume()
+
+
+class ClusterStore(Store):
+    """The Store interface over a RedisCluster: each key asked of the
+    master of its slot (and asserted to be on no other master)."""
+
+    kind = "redis"
+    ttl_resolution = 0.001
+    timeout_s = 1.0
+
+    def __init__(self, cluster, name="cluster"):
+        self.name = name
+        self.cluster = cluster
+        self.servers = cluster.nodes
+
+    @property
+    def url(self):
+        return self.cluster.url
+
+    def node_of(self, key):
+        return self.cluster.owner(self.cluster.slot_of(key))
+
+    def _call(self, key, *args):
+        return self.node_of(key).call(*args)
+
+    def exists(self, key):
+        return self._call(key, "EXISTS", key) == 1
+
+    def ttl_seconds(self, key):
+        ms = self._call(key, "PTTL", key)
+        if ms == -2:
+            return None
+        return -1 if ms == -1 else ms / 1000.0
+
+    def get(self, key):
+        return self._call(key, "GET", key)
+
+    def set(self, key, value, ttl_s):
+        return self._call(key, "SET", key, value, "PX", int(ttl_s * 1000)) == "OK"
+
+    def delete(self, key):
+        return self._call(key, "DEL", key) == 1
+
+    def keys(self, prefix=""):
+        out = []
+        for m in self.cluster.masters():
+            ks = sorted(k.decode() for k in m.call("KEYS", prefix + "*"))
+            for k in ks:
+                assert self.node_of(k) is m, "key %s on %d, not on its slot's master" % (k, m.port)
+            out.extend(ks)
+        return sorted(out)
+
+    def flush(self):
+        for m in self.cluster.masters():
+            m.call("FLUSHALL")
+
+    def heal(self):
+        for n in self.cluster.nodes:
+            if not n.running():
+                n.start()
+            else:
+                n.resume()
+        self.cluster.settled()
+        for m in self.cluster.masters():
+            m.call("CONFIG", "SET", "maxmemory", REDIS_MAXMEMORY)
+        self.flush()
+
+    def stop_all(self):
+        for n in self.cluster.nodes:
+            n.stop()
+
+    def start_all(self):
+        for n in self.cluster.nodes:
+            n.start()
+
+    def pause_all(self):
+        for n in self.cluster.nodes:
+            n.pause()
+
+    def resume_all(self):
+        for n in self.cluster.nodes:
+            n.resume()
 
 
 # --------------------------------------------------------------------------

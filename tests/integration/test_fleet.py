@@ -1,6 +1,7 @@
 """Fleet tests a-f: three replicas behind a balancer, on every store
-backend (Redis, one memcached, two memcached servers): each test here runs
-once per backend, through the ``store`` fixture (harness.Store).
+backend (Redis, one memcached, two memcached servers, Redis Cluster): each
+test here runs once per backend, through the ``store`` fixture
+(harness.Store).
 
 The error-log gate (conftest.py) fails any test that causes a warn-or-worse
 line it did not declare with @pytest.mark.expect_log.
@@ -19,6 +20,8 @@ from harness import (COOKIE_NAME, TAGS, get, post_acs, session_cookie,
                      session_key, set_cookie_headers)
 
 PAGE = "/app/page.html"
+
+pytestmark = pytest.mark.also_cluster
 
 
 def sessions(store):
