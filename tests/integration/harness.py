@@ -583,14 +583,16 @@ def parse_cluster_nodes(raw):
 
 
 class RedisCluster:
-    """n_masters masters, each with one replica, on 127.0.0.1: slots split
-    evenly. Nodes keep their ports; after a failover the roles move."""
+    """n_masters masters, each with `replicas` replicas, on 127.0.0.1:
+    slots split evenly. Nodes keep their ports; after a failover the roles
+    move."""
 
-    def __init__(self, workdir, n_masters=3, name="cluster"):
+    def __init__(self, workdir, n_masters=3, name="cluster", replicas=1):
         self.dir = make_dir(workdir)
         self.nodes = [ClusterNode(os.path.join(self.dir, "%s-%d" % (name, i)))
-                      for i in range(2 * n_masters)]
+                      for i in range((1 + replicas) * n_masters)]
         self.n_masters = n_masters
+        self.replicas = replicas
 
     def start(self):
         for n in self.nodes:
@@ -603,8 +605,8 @@ class RedisCluster:
             self.nodes[0].call("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
         wait_for(lambda: all(n.cluster_info().get("cluster_known_nodes") == str(len(self.nodes))
                              for n in self.nodes), 20, interval=0.1, what="cluster nodes met")
-        for i in range(m):
-            self.nodes[m + i].call("CLUSTER", "REPLICATE", self.nodes[i].node_id)
+        for k, n in enumerate(self.nodes[m:]):
+            n.call("CLUSTER", "REPLICATE", self.nodes[k % m].node_id)
         self.settled()
         return self
 
@@ -644,15 +646,13 @@ class RedisCluster:
                 return self.by_port(e["port"])
         return None
 
-    def replica_of(self, master):
-        for e in self.view():
-            if e["master"] == master.node_id and "fail" not in e["flags"]:
-                return self.by_port(e["port"])
-        return None
+    def replicas_of(self, master):
+        return [self.by_port(e["port"]) for e in self.view()
+                if e["master"] == master.node_id and "fail" not in e["flags"]]
 
     def settled(self, timeout=40):
-        """Every slot served, every node says ok, each master has a replica
-        whose link is up, and no node is marked failed."""
+        """Every slot served, every node says ok, each master has its
+        replicas with their links up, and no node is marked failed."""
         def ok():
             try:
                 if not all(n.cluster_info().get("cluster_state") == "ok"
@@ -666,11 +666,12 @@ class RedisCluster:
                     return False
                 for e in masters:
                     r = [x for x in v if x["master"] == e["id"]]
-                    if not r:
+                    if len(r) < self.replicas:
                         return False
-                    info = self.by_port(r[0]["port"]).client().info("replication")
-                    if info.get("master_link_status") != "up":
-                        return False
+                    for x in r:
+                        info = self.by_port(x["port"]).client().info("replication")
+                        if info.get("master_link_status") != "up":
+                            return False
                 return True
             except (OSError, ConnectionError, RedisError, StopIteration):
                 return False

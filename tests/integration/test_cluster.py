@@ -1,0 +1,286 @@
+"""Redis Cluster: redis+cluster:// against real cluster nodes on 127.0.0.1
+(three masters, two replicas each: ReplaySPStoreReplicas 1 can still be
+met after a failover), two httpd replicas in front. (The
+single-use fleet tests run on a cluster too: test_fleet.py, backend
+``cluster``.)
+
+Shown here: slots migrated from one master to another during a burst of
+sign-ins, the module following the MOVED and ASK answers (counted on the
+servers): every response accepted once, none twice, nothing lost; and a
+shard's master SIGKILLed, its replica promoted by the cluster: sign-ins on
+that shard get 503 while it lasts and then succeed, without restarting
+httpd, the monitor's failover alarm (RSP02015) on every httpd replica; and
+what such a failover loses: claims the replica had not received (forced
+by stopping it before the master is killed) are accepted again without
+ReplaySPStoreReplicas, and never with it, the counts printed.
+"""
+
+import concurrent.futures
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import harness
+from conftest import Saml
+from harness import Fleet, HarnessError, RedisCluster, post_acs
+from test_fleet import PAGE
+
+TIMEOUT_MS = 1000
+FAILOVER_BOUND = 40.0        # seconds: node timeout 1 s, election, promotion
+TAG = {"failover": "RSP02015", "unacked": "RSP01048"}
+
+
+@pytest.fixture(scope="module")
+def cluster(workdir):
+    c = RedisCluster(os.path.join(workdir, "cl-topo"), name="cl", replicas=2)
+    try:
+        c.start()
+    except HarnessError as e:
+        c.stop()
+        pytest.fail("the Redis Cluster did not start: %s" % e, pytrace=False)
+    yield c
+    for n in c.nodes:
+        if n.running():
+            n.resume()
+    c.stop()
+
+
+@pytest.fixture(scope="module")
+def cfleet(workdir, module_so, sp_config, cluster):
+    f = Fleet(os.path.join(workdir, "cl-fleet"), module=module_so, store_url=cluster.url,
+              sp=sp_config, n_replicas=2, threads=8, start_servers=1,
+              server_extra="ReplaySPStoreTimeout %d\nReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
+    try:
+        f.start()
+    except HarnessError as e:
+        f.stop()
+        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
+    yield f
+    f.stop()
+
+
+@pytest.fixture
+def mint(idps, cfleet, testidp):
+    return Saml(idps, cfleet.entity_id, cfleet.acs_url, testidp).mint
+
+
+def post(fleet, i, m):
+    return post_acs(fleet.replicas[i % len(fleet.replicas)].base_url, m.b64,
+                    relay_state=PAGE).status_code
+
+
+def migrate(cluster, slot, src, dst, during):
+    """Move slot from master src to master dst as redis-cli does: mark it
+    importing and migrating (keys not yet on src are then asked for at dst:
+    ASK), call during(), move its keys, give it to dst on every master
+    (MOVED from then on)."""
+    dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", src.node_id)
+    src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.node_id)
+    during()
+    for _ in range(100):
+        keys = src.call("CLUSTER", "GETKEYSINSLOT", slot, 100)
+        if not keys:
+            break
+        src.call("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
+    for m in (dst, src) + tuple(x for x in cluster.masters() if x not in (src, dst)):
+        m.call("CLUSTER", "SETSLOT", slot, "NODE", dst.node_id)
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_slots_migrated_during_a_burst(cfleet, mint, cluster, capsys):
+    """Half the burst's claims live in slots moved while the burst runs,
+    each posted while its slot is half-moved (ASK); the other half posted
+    at the same time from four threads, the module's maps going stale
+    (MOVED): every response accepted exactly once, each claim on its
+    slot's new master, the redirections counted by the servers."""
+    responses = [mint() for _ in range(60)]
+    slots = [cluster.slot_of(m.key) for m in responses]
+    masters = cluster.masters()
+    mid_move = {}
+    for i in range(0, len(responses), 2):
+        mid_move.setdefault(slots[i], []).append(i)
+    moved_before = cluster.errorstats("MOVED")
+    ask_before = cluster.errorstats("ASK")
+    statuses = {}
+    errors = []
+
+    def migrate_all():
+        try:
+            for s, idx in mid_move.items():
+                src = cluster.owner(s)
+                dst = masters[(masters.index(src) + 1) % len(masters)]
+
+                def during():
+                    for i in idx:
+                        statuses[i] = post(cfleet, i, responses[i])
+                migrate(cluster, s, src, dst, during)
+        except Exception as e:   # reported below, not lost in the thread
+            errors.append(e)
+
+    mover = threading.Thread(target=migrate_all)
+    mover.start()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            futs = {ex.submit(post, cfleet, i, responses[i]): i
+                    for i in range(1, len(responses), 2)}
+            for f in concurrent.futures.as_completed(futs, timeout=120):
+                statuses[futs[f]] = f.result()
+    finally:
+        mover.join(120)
+    assert not mover.is_alive() and not errors, errors
+    moved = cluster.errorstats("MOVED") - moved_before
+    asked = cluster.errorstats("ASK") - ask_before
+    with capsys.disabled():
+        print("\n  slot migration during a burst: %d slots moved, %d sign-ins; the servers "
+              "answered MOVED %d times and ASK %d times" % (len(mid_move), len(responses),
+                                                            moved, asked))
+    assert [statuses.get(i) for i in range(len(responses))] == [303] * len(responses), statuses
+    assert asked >= len(mid_move), asked   # each slot's own claim, at least
+    assert moved > 0
+    # each claim where the cluster now keeps its slot
+    for m, s in zip(responses, slots):
+        owner = cluster.owner(s)
+        assert owner.call("EXISTS", m.key) == 1, (m.key, s, owner.port)
+    # nothing accepted twice, after the move as during it
+    again = [post(cfleet, i, m) for i, m in enumerate(responses)]
+    assert again == [403] * len(responses), again
+
+
+def shard_of(cluster, master):
+    """The slot ranges master serves."""
+    e = next(x for x in cluster.view() if x["id"] == master.node_id)
+    return e["slots"]
+
+
+def on_shard(cluster, ranges, key):
+    s = cluster.slot_of(key)
+    return any(lo <= s <= hi for lo, hi in ranges)
+
+
+def fresh_on(cluster, ranges, mint, n):
+    """n fresh responses whose claims live on the shard of ranges."""
+    out = []
+    for _ in range(40 * n):
+        m = mint()
+        if on_shard(cluster, ranges, m.key):
+            out.append(m)
+            if len(out) == n:
+                return out
+    raise AssertionError("could not mint %d responses for the shard" % n)
+
+
+def failover(cfleet, cluster, mint, before, stop_replica):
+    """Sign in `before` fresh responses whose claims live on the first
+    shard (first stopping its replicas and cutting them off when
+    stop_replica, so that they miss them); SIGKILL that shard's master;
+    post fresh responses for the shard until one succeeds on a promoted
+    replica.
+    Returns (the responses accepted before the kill, the statuses seen
+    during the failover, the old master, the new one)."""
+    old = cluster.masters()[0]
+    replicas = cluster.replicas_of(old)
+    ranges = shard_of(cluster, old)
+    pre = fresh_on(cluster, ranges, mint, before)
+    time.sleep(2.5)   # each monitor (a poll a second) has seen the master
+    accepted = []
+    if stop_replica:
+        for r in replicas:
+            os.kill(r.pid, signal.SIGSTOP)
+        old.call("CLIENT", "KILL", "TYPE", "replica")
+    try:
+        for i, m in enumerate(pre):
+            if post(cfleet, i, m) == 303:
+                accepted.append(m)
+        os.kill(old.pid, signal.SIGKILL)
+        old.proc.wait(10)
+    finally:
+        if stop_replica:
+            for r in replicas:
+                os.kill(r.pid, signal.SIGCONT)
+    seen = []
+    deadline = time.monotonic() + FAILOVER_BOUND
+    while True:
+        s = post(cfleet, len(seen), fresh_on(cluster, ranges, mint, 1)[0])
+        seen.append(s)
+        if s == 303:
+            break
+        assert s == 503, seen
+        assert time.monotonic() < deadline, "no sign-in within %ss of the kill: %r" % (
+            FAILOVER_BOUND, seen[-20:])
+        time.sleep(0.1)
+    new = cluster.owner(ranges[0][0])
+    assert new in replicas, (new.port if new else None, [r.port for r in replicas])
+    return accepted, seen, old, new
+
+
+def bring_back(cluster, old):
+    """The killed master started again: it rejoins as a replica."""
+    old.proc = None
+    old.start()
+    cluster.settled()
+
+
+FAILOVER_LOG = ("claim_store_error", "session_store_after_claim", "RSP02008", "RSP02015",
+                "RSP02004", "replay_refused", "RSP01032", "RSP01045")
+
+
+@pytest.mark.expect_log(*FAILOVER_LOG)
+def test_failover_then_sign_ins_on_the_promoted_replica_without_restart(cfleet, mint, cluster):
+    pids = [h.pid() for h in cfleet.replicas]
+    cfleet.mark_logs()
+    accepted, seen, old, new = failover(cfleet, cluster, mint, 6, stop_replica=False)
+    assert len(accepted) == 6
+    assert 503 in seen, seen        # the failover's duration
+    assert [h.pid() for h in cfleet.replicas] == pids     # not restarted
+    # accepted before, refused after (the replica had them)
+    assert [post(cfleet, i, m) for i, m in enumerate(accepted)] == [403] * 6
+
+    def everywhere():
+        per = cfleet.new_log_lines()
+        return all(any(TAG["failover"] in l for l in per[h.name]) for h in cfleet.replicas)
+    harness.wait_for(everywhere, 15, interval=0.2, what="the failover alarm on every replica")
+    per = cfleet.new_log_lines()
+    for h in cfleet.replicas:
+        got = [l for l in per[h.name] if TAG["failover"] in l]
+        assert ":error]" in got[0] and "127.0.0.1:%d" % new.port in got[0], got
+        assert "127.0.0.1:%d" % old.port in got[0] and " slots 0-" in got[0], got
+    bring_back(cluster, old)
+
+
+@pytest.mark.expect_log(*FAILOVER_LOG, TAG["unacked"], "RSP02012", "RSP02013", "RSP02014")
+def test_claims_lost_in_a_failover_unless_acknowledged(cfleet, mint, cluster, capsys):
+    """The shard's replicas stopped and cut off, sign-ins made, its master
+    killed, the replicas continued and one promoted: what the master alone had
+    is gone. Without ReplaySPStoreReplicas those responses are accepted a
+    second time; with it, none was accepted in the first place (503), and
+    nothing accepted before the failover is accepted after it."""
+    counts = {}
+    try:
+        for label, extra in (("without ReplaySPStoreReplicas", ""),
+                             ("with ReplaySPStoreReplicas 1", "ReplaySPStoreReplicas 1 200\n")):
+            cfleet.restart_replicas(server_extra="ReplaySPStoreTimeout %d\n"
+                                    "ReplaySPMonitorInterval 1\n%s" % (TIMEOUT_MS, extra))
+            cfleet.mark_logs()
+            ranges = shard_of(cluster, cluster.masters()[0])
+            safe = fresh_on(cluster, ranges, mint, 4)
+            assert [post(cfleet, i, m) for i, m in enumerate(safe)] == [303] * 4
+            accepted, seen, old, new = failover(cfleet, cluster, mint, 6, stop_replica=True)
+            again = sum(1 for i, m in enumerate(accepted + safe) if post(cfleet, i, m) == 303)
+            counts[label] = (len(accepted), again)
+            assert all(post(cfleet, i, m) != 303 for i, m in enumerate(safe))
+            if extra:
+                assert accepted == [], "accepted without the replica acknowledging"
+                assert again == 0
+            bring_back(cluster, old)
+    finally:
+        cfleet.reset_replicas()
+    with capsys.disabled():
+        for label, (n, again) in counts.items():
+            print("\n  cluster failover %s: %d sign-ins accepted while the shard's replica "
+                  "were stopped, %d responses accepted again after the failover"
+                  % (label, n, again))
+    n, again = counts["without ReplaySPStoreReplicas"]
+    assert n == 6 and again == n, counts   # the loss, shown
