@@ -587,9 +587,10 @@ class RedisCluster:
     slots split evenly. Nodes keep their ports; after a failover the roles
     move."""
 
-    def __init__(self, workdir, n_masters=3, name="cluster", replicas=1):
+    def __init__(self, workdir, n_masters=3, name="cluster", replicas=1, make_node=None):
         self.dir = make_dir(workdir)
-        self.nodes = [ClusterNode(os.path.join(self.dir, "%s-%d" % (name, i)))
+        make_node = make_node or ClusterNode
+        self.nodes = [make_node(os.path.join(self.dir, "%s-%d" % (name, i)))
                       for i in range((1 + replicas) * n_masters)]
         self.n_masters = n_masters
         self.replicas = replicas
@@ -676,6 +677,25 @@ class RedisCluster:
             except (OSError, ConnectionError, RedisError, StopIteration):
                 return False
         wait_for(ok, timeout, interval=0.2, what="cluster settled")
+
+    def migrate(self, slot, src, dst, during=None):
+        """Move slot from master src to master dst as redis-cli does: mark
+        it importing and migrating (keys not yet on src are then asked for
+        at dst: ASK), call during(), move its keys, give it to dst on every
+        master (MOVED from then on)."""
+        dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", src.node_id)
+        src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.node_id)
+        if during:
+            during()
+        for _ in range(100):
+            keys = src.call("CLUSTER", "GETKEYSINSLOT", slot, 100)
+            if not keys:
+                break
+            # with tls-cluster, nodes talk TLS to each other
+            src.call("MIGRATE", "127.0.0.1", getattr(dst, "tls_port", dst.port), "", 0,
+                     5000, "KEYS", *keys)
+        for m in (dst, src) + tuple(x for x in self.masters() if x not in (src, dst)):
+            m.call("CLUSTER", "SETSLOT", slot, "NODE", dst.node_id)
 
     def errorstats(self, kind):
         """errorstat_<kind> counts summed over the running nodes."""

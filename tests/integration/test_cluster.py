@@ -72,23 +72,6 @@ def post(fleet, i, m):
                     relay_state=PAGE).status_code
 
 
-def migrate(cluster, slot, src, dst, during):
-    """Move slot from master src to master dst as redis-cli does: mark it
-    importing and migrating (keys not yet on src are then asked for at dst:
-    ASK), call during(), move its keys, give it to dst on every master
-    (MOVED from then on)."""
-    dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", src.node_id)
-    src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.node_id)
-    during()
-    for _ in range(100):
-        keys = src.call("CLUSTER", "GETKEYSINSLOT", slot, 100)
-        if not keys:
-            break
-        src.call("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
-    for m in (dst, src) + tuple(x for x in cluster.masters() if x not in (src, dst)):
-        m.call("CLUSTER", "SETSLOT", slot, "NODE", dst.node_id)
-
-
 @pytest.mark.expect_log("replay_refused")
 def test_slots_migrated_during_a_burst(cfleet, mint, cluster, capsys):
     """Half the burst's claims live in slots moved while the burst runs,
@@ -116,7 +99,7 @@ def test_slots_migrated_during_a_burst(cfleet, mint, cluster, capsys):
                 def during():
                     for i in idx:
                         statuses[i] = post(cfleet, i, responses[i])
-                migrate(cluster, s, src, dst, during)
+                cluster.migrate(s, src, dst, during)
         except Exception as e:   # reported below, not lost in the thread
             errors.append(e)
 

@@ -15,7 +15,7 @@ import urllib.parse
 import pytest
 
 import harness
-from harness import Httpd, post_acs, session_cookie
+from harness import HarnessError, Httpd, post_acs, session_cookie
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed"),
@@ -51,11 +51,12 @@ def local(url, base):
     return base + u.path + "?" + u.query
 
 
-@pytest.mark.expect_log("replay_refused", "check_refused")
-def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config, idps):
-    h = Httpd(os.path.join(workdir, "valgrind"), "valgrind", modules=[("replay_sp_module", module_so)],
+def start_under_valgrind(workdir, name, module_so, store_url, sp_config, server_extra=""):
+    """One httpd -X under valgrind on store_url: (the Httpd, its process,
+    the valgrind log's path), once it listens."""
+    h = Httpd(os.path.join(workdir, name), name, modules=[("replay_sp_module", module_so)],
               log_level="warn replay_sp:info", threads=4, start_servers=1)
-    h.body = harness.sp_conf_body(redis.url, sp_config)
+    h.body = harness.sp_conf_body(store_url, sp_config, server_extra)
     h.write_file("index.html", "<html><body>under valgrind</body></html>\n")
     h.write_config()
     vg_log = os.path.join(h.root, "logs", "valgrind.log")
@@ -68,41 +69,76 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
     try:
         harness.wait_for(lambda: harness.port_open(h.port), 120, interval=0.5,
                          what="httpd under valgrind")
+    except HarnessError:
+        harness.terminate(proc, 120)
+        raise
+    return h, proc, vg_log
+
+
+def unsolicited_rounds(h, idp, sp_config, n):
+    """n sign-ins, each with a protected page, its replay and a refusal:
+    their statuses."""
+    acs = h.base_url + harness.ENDPOINT + "/acs"
+    outcomes = []
+    for _ in range(n):
+        b64 = idp.mint(sp_config["entity_id"], acs)
+        r = post_acs(acs, b64, relay_state="/index.html", timeout=60)
+        cookie, _ = session_cookie(r)
+        g = harness.get(h.base_url + "/index.html", cookie=cookie, timeout=60)
+        again = post_acs(acs, b64, timeout=60)
+        bad = post_acs(acs, idp.mint(sp_config["entity_id"], acs, audience="urn:other"),
+                       timeout=60)
+        outcomes.append((r.status_code, g.status_code, again.status_code, bad.status_code))
+    return outcomes
+
+
+def sp_initiated_flows(h, idp, sp_config, n):
+    """n SP-initiated sign-ins with their logouts, and n IdP-initiated
+    logouts of other sessions: their statuses."""
+    acs = h.base_url + harness.ENDPOINT + "/acs"
+    md = harness.get(h.base_url + harness.ENDPOINT + "/metadata", timeout=60).text
+    flows = []
+    for i in range(n):
+        # SP-initiated sign-in, then logout with the IdP's answer
+        start = harness.get(h.base_url + "/index.html?i=%d" % i, timeout=60)
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(start.headers["Location"]).query)
+        rid, _ = harness_idp_request(q["SAMLRequest"][0])
+        r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, in_response_to=rid,
+                                   session_index="SI-%d" % i),
+                     relay_state=q["RelayState"][0], timeout=60)
+        cookie, _ = session_cookie(r)
+        out = harness.get(h.base_url + harness.ENDPOINT + "/logout", cookie=cookie, timeout=60)
+        back, _ = idp.answer_logout_request(md, out.headers["Location"])
+        done = harness.get(local(back, h.base_url), timeout=60)
+        # IdP-initiated logout of another session
+        r2 = post_acs(acs, idp.mint(sp_config["entity_id"], acs, session_index="SJ-%d" % i),
+                      timeout=60)
+        url, _ = idp.logout_request_url(md, "alice", session_index="SJ-%d" % i)
+        slo = harness.get(local(url, h.base_url), timeout=60)
+        flows.append((start.status_code, r.status_code, out.status_code, done.status_code,
+                      r2.status_code, slo.status_code))
+    return flows
+
+
+def assert_no_leak_per_request(vg_log):
+    with open(vg_log) as f:
+        log = f.read()
+    assert "ERROR SUMMARY" in log, "valgrind did not finish its report"
+    invalid = [l for l in log.splitlines() if re.search(r"Invalid (read|write|free)|Mismatched free", l)]
+    assert not invalid, "\n".join(invalid[:20])
+    per_request = [r for r in leak_records(log) if "lasso_init" not in r]
+    assert not per_request, "memory lost outside start-up:\n\n" + "\n\n".join(per_request[:5])
+
+
+@pytest.mark.expect_log("replay_refused", "check_refused")
+def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config, idps):
+    h, proc, vg_log = start_under_valgrind(workdir, "valgrind", module_so, redis.url, sp_config)
+    try:
         acs = h.base_url + harness.ENDPOINT + "/acs"
         idp = idps["idp1"]
-        outcomes = []
-        for _ in range(ROUNDS):
-            b64 = idp.mint(sp_config["entity_id"], acs)
-            r = post_acs(acs, b64, relay_state="/index.html", timeout=60)
-            cookie, _ = session_cookie(r)
-            g = harness.get(h.base_url + "/index.html", cookie=cookie, timeout=60)
-            again = post_acs(acs, b64, timeout=60)
-            bad = post_acs(acs, idp.mint(sp_config["entity_id"], acs, audience="urn:other"),
-                           timeout=60)
-            outcomes.append((r.status_code, g.status_code, again.status_code, bad.status_code))
-        assert outcomes == [(303, 200, 403, 400)] * ROUNDS
-        md = harness.get(h.base_url + harness.ENDPOINT + "/metadata", timeout=60).text
-        flows = []
-        for i in range(ROUNDS // 2):
-            # SP-initiated sign-in, then logout with the IdP's answer
-            start = harness.get(h.base_url + "/index.html?i=%d" % i, timeout=60)
-            q = urllib.parse.parse_qs(urllib.parse.urlsplit(start.headers["Location"]).query)
-            rid, _ = harness_idp_request(q["SAMLRequest"][0])
-            r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, in_response_to=rid,
-                                       session_index="SI-%d" % i),
-                         relay_state=q["RelayState"][0], timeout=60)
-            cookie, _ = session_cookie(r)
-            out = harness.get(h.base_url + harness.ENDPOINT + "/logout", cookie=cookie, timeout=60)
-            back, _ = idp.answer_logout_request(md, out.headers["Location"])
-            done = harness.get(local(back, h.base_url), timeout=60)
-            # IdP-initiated logout of another session
-            r2 = post_acs(acs, idp.mint(sp_config["entity_id"], acs, session_index="SJ-%d" % i),
-                          timeout=60)
-            url, _ = idp.logout_request_url(md, "alice", session_index="SJ-%d" % i)
-            slo = harness.get(local(url, h.base_url), timeout=60)
-            flows.append((start.status_code, r.status_code, out.status_code, done.status_code,
-                          r2.status_code, slo.status_code))
-        assert flows == [(302, 303, 302, 302, 303, 302)] * (ROUNDS // 2)
+        assert unsolicited_rounds(h, idp, sp_config, ROUNDS) == [(303, 200, 403, 400)] * ROUNDS
+        assert sp_initiated_flows(h, idp, sp_config, ROUNDS // 2) == \
+            [(302, 303, 302, 302, 303, 302)] * (ROUNDS // 2)
         # encrypted assertions (both shapes), and the decryption refusals:
         # another key, RSA-1.5, a broken Response signature
         import rsp_testidp
@@ -127,10 +163,42 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
         assert encrypted == [(303, 403, 400, 400, 400)] * (ROUNDS // 2)
     finally:
         harness.terminate(proc, 120)
-    with open(vg_log) as f:
-        log = f.read()
-    assert "ERROR SUMMARY" in log, "valgrind did not finish its report"
-    invalid = [l for l in log.splitlines() if re.search(r"Invalid (read|write|free)|Mismatched free", l)]
-    assert not invalid, "\n".join(invalid[:20])
-    per_request = [r for r in leak_records(log) if "lasso_init" not in r]
-    assert not per_request, "memory lost outside start-up:\n\n" + "\n\n".join(per_request[:5])
+    assert_no_leak_per_request(vg_log)
+
+
+@pytest.fixture(scope="module")
+def leak_tls_cluster(workdir):
+    from test_tls import Pki, tls_cluster
+    pki = Pki(os.path.join(workdir, "leak-pki"))
+    c = tls_cluster(os.path.join(workdir, "leak-tls-cluster"), pki)
+    c.pki = pki
+    yield c
+    c.stop()
+
+
+@pytest.mark.expect_log("replay_refused", "check_refused")
+def test_no_leak_per_request_on_a_tls_cluster(workdir, module_so, leak_tls_cluster, sp_config,
+                                              idps):
+    """The same on rediss+cluster://: TLS connections and sessions, the
+    cluster's map read and a slot's MOVED followed, per request nothing
+    lost."""
+    c = leak_tls_cluster
+    h, proc, vg_log = start_under_valgrind(
+        workdir, "valgrind-cluster", module_so, c.tls_url, sp_config,
+        'ReplaySPStoreTLSCAFile "%s"\nReplaySPStoreTimeout 5000\n' % c.pki.ca)
+    try:
+        idp = idps["idp1"]
+        n = ROUNDS // 2
+        assert unsolicited_rounds(h, idp, sp_config, n) == [(303, 200, 403, 400)] * n
+        # the slot of the NameID's logout index (every sign-in appends to
+        # it) moved to another master: MOVED
+        slot = c.slot_of(harness.logout_index_key(idp.entity_id, "alice"))
+        src = c.owner(slot)
+        c.migrate(slot, src, next(m for m in c.masters() if m is not src))
+        moved = c.errorstats("MOVED")
+        assert unsolicited_rounds(h, idp, sp_config, n) == [(303, 200, 403, 400)] * n
+        assert sp_initiated_flows(h, idp, sp_config, 3) == [(302, 303, 302, 302, 303, 302)] * 3
+        assert c.errorstats("MOVED") > moved
+    finally:
+        harness.terminate(proc, 120)
+    assert_no_leak_per_request(vg_log)

@@ -112,6 +112,38 @@ class TlsRedis(RedisServer):
         return [l for l in text.splitlines() if "laddr=127.0.0.1:%d " % self.tls_port in l]
 
 
+class TlsClusterNode(harness.ClusterNode):
+    """A cluster node: its plaintext port for the tests' client, a TLS port
+    for the module, and the cluster bus and replication over TLS (so that
+    CLUSTER SHARDS and MOVED give the TLS ports)."""
+
+    def __init__(self, workdir, cert, ca):
+        super().__init__(workdir)
+        self.tls_port = free_port()
+        self.cert, self.ca = cert, ca
+
+    def argv(self):
+        crt, key = self.cert
+        return super().argv() + [
+            "--tls-port", str(self.tls_port), "--tls-cert-file", crt, "--tls-key-file", key,
+            "--tls-ca-cert-file", self.ca, "--tls-auth-clients", "optional",
+            "--tls-cluster", "yes", "--tls-replication", "yes"]
+
+
+def tls_cluster(workdir, pki, replicas=0):
+    """A three-master cluster over TLS (started)."""
+    c = harness.RedisCluster(workdir, name="tlscl", replicas=replicas,
+                             make_node=lambda d: TlsClusterNode(d, pki.server, pki.ca))
+    try:
+        c.start()
+    except HarnessError:
+        c.stop()
+        raise
+    c.tls_url = "rediss+cluster://" + ",".join(
+        "127.0.0.1:%d" % n.tls_port for n in c.nodes[:c.n_masters])
+    return c
+
+
 class TlsMemcached(MemcachedServer):
     """memcached with a plaintext listener (the tests' client) and a TLS
     one (the module's)."""
@@ -290,6 +322,39 @@ def test_redis_tls_sign_ins_and_replays(fleet_tls, mint, tls_redis):
     ids = lambda cl: {re.search(r"\bid=(\d+)", l).group(1) for l in cl}
     assert len(after) <= 2 * 8, after              # at most a pool per child
     assert ids(before) & ids(after), (before, after)   # the same connections
+
+
+@pytest.fixture(scope="module")
+def tls_cl(workdir, pki):
+    c = tls_cluster(os.path.join(workdir, "tls-cluster"), pki)
+    yield c
+    c.stop()
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_cluster_over_tls(fleet_tls, mint, tls_cl, pki):
+    """rediss+cluster://: the map's TLS ports, each node's certificate
+    checked (127.0.0.1, as the nodes announce themselves), a slot moved
+    while signing in (MOVED over TLS), every claim on its slot's master
+    and none accepted twice."""
+    fleet_tls.restart_replicas(store_url=tls_cl.tls_url, server_extra=tls_extra(ca=pki.ca))
+    fleet_tls.mark_logs()
+    ms = [mint() for _ in range(6)]
+    for m in ms[:3]:
+        assert_signs_in_once(fleet_tls, m)
+    # move the slot of the next claim to another master: the module's map
+    # is stale, MOVED (with the TLS port) is followed
+    slot = tls_cl.slot_of(ms[3].key)
+    src = tls_cl.owner(slot)
+    dst = next(n for n in tls_cl.masters() if n is not src)
+    moved = tls_cl.errorstats("MOVED")
+    tls_cl.migrate(slot, src, dst)
+    for m in ms[3:]:
+        assert_signs_in_once(fleet_tls, m)
+    assert tls_cl.errorstats("MOVED") > moved
+    for m in ms:
+        assert tls_cl.owner(tls_cl.slot_of(m.key)).call("EXISTS", m.key) == 1
+    tls_cl.migrate(slot, dst, src)   # back, for whoever comes next
 
 
 @pytest.mark.expect_log("replay_refused")
