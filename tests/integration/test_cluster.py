@@ -262,7 +262,7 @@ def test_claims_lost_in_a_failover_unless_acknowledged(cfleet, mint, cluster, ca
         cfleet.reset_replicas()
     with capsys.disabled():
         for label, (n, again) in counts.items():
-            print("\n  cluster failover %s: %d sign-ins accepted while the shard's replica "
+            print("\n  cluster failover %s: %d sign-ins accepted while the shard's replicas "
                   "were stopped, %d responses accepted again after the failover"
                   % (label, n, again))
     n, again = counts["without ReplaySPStoreReplicas"]

@@ -1,6 +1,7 @@
 """The replay-sp command-line tool against real Redis and memcached
 servers and the fleet's own store: check (as advised, evicting, no
-persistence, unreachable, wrong password, memcached without -M), lookup of
+persistence, unreachable, wrong password, memcached without -M, each shard
+of a Redis Cluster), lookup of
 a claim the fleet made, sessions --end signing a user out of every
 replica, capacity against the operations guide's figures, help and usage
 errors."""
@@ -142,6 +143,26 @@ def test_check_memcached(workdir):
     finally:
         ok.stop()
         evicting.stop()
+
+
+def test_check_cluster_reports_each_shard(workdir):
+    c = harness.RedisCluster(os.path.join(workdir, "tool", "cluster"), name="tcl", replicas=0)
+    try:
+        c.start()
+        j = json.loads(run("check", c.url, "--json").stdout)
+        names = sorted(s["server"] for s in j["servers"])
+        assert len(names) == 3, j
+        for lo, hi in ((0, 5460), (5461, 10921), (10922, 16383)):
+            assert any(n.endswith("slots %d-%d" % (lo, hi)) for n in names), names
+        assert all(s["policy"] == "maxmemory-policy noeviction" for s in j["servers"]), j
+        # a master down: that shard, and only it, unreachable
+        c.nodes[1].stop()
+        out = run("check", c.url, "--timeout", "500")
+        assert out.returncode != 0, out.stdout
+        assert "slots 5461-10921" in out.stdout and "127.0.0.1:%d" % c.nodes[1].port \
+            in out.stdout, out.stdout
+    finally:
+        c.stop()
 
 
 @pytest.mark.parametrize("url,why", [
