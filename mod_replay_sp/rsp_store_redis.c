@@ -1716,7 +1716,8 @@ static apr_status_t info_at(rsp_store_t *st, apr_pool_t *p, node_t *n,
 }
 
 /* Cluster: every master of the map, each as a block (see rsp_store.h),
- * named by its first slot range, which a failover keeps. */
+ * named by its first slot range, which a failover keeps (a resharding
+ * that moves it names the shard anew). */
 static apr_status_t cluster_info(rsp_store_t *st, apr_pool_t *p,
                                  const char *section, const char **text,
                                  const char **err)
@@ -1727,7 +1728,10 @@ static apr_status_t cluster_info(rsp_store_t *st, apr_pool_t *p,
     const char *out = "";
     apr_status_t rv;
 
-    if ((rv = ensure_map(st, p, err)) != APR_SUCCESS) {
+    /* The map read afresh (the monitor polls seldom): every process
+     * names the shards alike, whatever its requests have met. */
+    if (refresh_map(st, p, err) != APR_SUCCESS
+        && (rv = ensure_map(st, p, err)) != APR_SUCCESS) {
         return rv;
     }
     apr_thread_mutex_lock(impl->lock);
