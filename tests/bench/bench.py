@@ -24,7 +24,8 @@ Sections (all by default; --only picks some):
                 requests/s with a session.
   store         per sign-in wall time with a plaintext and a TLS Redis,
                 each with and without ReplaySPStoreReplicas 1 (a real
-                replica), interleaved in one run: what TLS and WAIT add.
+                replica), and a Redis Cluster with and without it,
+                interleaved in one run: what TLS, WAIT and a cluster add.
 
 Usage: scripts/bench.sh [--only instructions|syscalls|fleet|store] [--quick] [--keep]
 """
@@ -429,8 +430,10 @@ def section_store(setup, module, workdir, quick):
     """Per sign-in wall time over each kind of store connection, measured
     in one run: four httpd instances (plaintext Redis, TLS, plaintext with
     ReplaySPStoreReplicas 1, TLS with it) on one primary (a TLS port
-    besides its plaintext one) and one replica, sign-ins sent to them in
-    turn by one client, so that the machine's noise falls on all alike."""
+    besides its plaintext one) and one replica, and two on a Redis Cluster
+    (three masters, a replica each; without and with ReplaySPStoreReplicas
+    1), sign-ins sent to them in turn by one client, so that the machine's
+    noise falls on all alike."""
     import requests
     from test_tls import Pki, TlsRedis
     from test_replicas import Replica, wait_online
@@ -438,11 +441,14 @@ def section_store(setup, module, workdir, quick):
     primary = TlsRedis(os.path.join(workdir, "store-primary"), pki.server, pki.ca).start()
     replica = Replica(os.path.join(workdir, "store-replica"), primary).start()
     wait_online(primary, 1)
+    cluster = harness.RedisCluster(os.path.join(workdir, "store-cluster"), name="bcl").start()
     kinds = [("redis://", primary.url, ""),
              ("rediss://", primary.tls_url(), 'ReplaySPStoreTLSCAFile "%s"\n' % pki.ca),
              ("redis://, Replicas 1", primary.url, "ReplaySPStoreReplicas 1\n"),
              ("rediss://, Replicas 1", primary.tls_url(),
-              'ReplaySPStoreTLSCAFile "%s"\nReplaySPStoreReplicas 1\n' % pki.ca)]
+              'ReplaySPStoreTLSCAFile "%s"\nReplaySPStoreReplicas 1\n' % pki.ca),
+             ("redis+cluster://", cluster.url, ""),
+             ("redis+cluster://, Repl. 1", cluster.url, "ReplaySPStoreReplicas 1\n")]
     hs = []
     try:
         for i, (label, url, extra) in enumerate(kinds):
@@ -472,6 +478,7 @@ def section_store(setup, module, workdir, quick):
             h.stop()
         replica.stop()
         primary.stop()
+        cluster.stop()
     say("")
     say("== store: per sign-in wall time, one client, %d sign-ins each, interleaved", n)
     say("%-24s %9s %9s %9s %12s", "store", "mean ms", "p50 ms", "p99 ms", "added p50 ms")

@@ -357,6 +357,57 @@ def test_cluster_over_tls(fleet_tls, mint, tls_cl, pki):
     tls_cl.migrate(slot, dst, src)   # back, for whoever comes next
 
 
+class TlsSentinel:
+    """redis-server --sentinel on a TLS port only, watching a master's TLS
+    port (and talking TLS to it): it names that port."""
+
+    def __init__(self, workdir, pki, master_tls_port, name="rspmaster"):
+        self.dir = harness.make_dir(workdir)
+        self.port = free_port()
+        self.conf = os.path.join(self.dir, "sentinel.conf")
+        crt, key = pki.server
+        with open(self.conf, "w") as f:
+            f.write("port 0\ntls-port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\n"
+                    "logfile %s\ntls-cert-file %s\ntls-key-file %s\n"
+                    "tls-ca-cert-file %s\ntls-auth-clients no\ntls-replication yes\n"
+                    "sentinel monitor %s 127.0.0.1 %d 1\n"
+                    % (self.port, self.dir, os.path.join(self.dir, "sentinel.log"), crt,
+                       key, pki.ca, name, master_tls_port))
+        self.proc = None
+
+    def start(self):
+        with open(os.path.join(self.dir, "stdout"), "ab") as out:
+            self.proc = subprocess.Popen([harness.REDIS_SERVER, self.conf, "--sentinel"],
+                                         stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        harness.wait_for(lambda: harness.port_open(self.port), 20,
+                         what="TLS sentinel on port %d" % self.port)
+        return self
+
+    def stop(self):
+        harness.stop_server(self.proc, self.port, "sentinel", harness.STOP_TIMEOUT)
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_sentinel_over_tls(fleet_tls, mint, workdir, tls_redis, pki):
+    """rediss+sentinel://: the sentinel asked over TLS (its certificate
+    checked against localhost), the master it names reached over TLS."""
+    s = TlsSentinel(os.path.join(workdir, "tls-sentinel"), pki, tls_redis.tls_port).start()
+    try:
+        fleet_tls.restart_replicas(
+            store_url="rediss+sentinel://localhost:%d/rspmaster/0" % s.port,
+            server_extra=tls_extra(ca=pki.ca))
+        fleet_tls.mark_logs()
+        for _ in range(3):
+            m = mint()
+            assert_signs_in_once(fleet_tls, m)
+            assert tls_redis.client().exists(m.key)
+        assert tls_redis.tls_clients(), "no client on the master's TLS port"
+    finally:
+        fleet_tls.reset_replicas()
+        s.stop()
+
+
 @pytest.mark.expect_log("replay_refused")
 def test_redis_tls_by_ip_address(fleet_tls, mint, tls_redis, pki):
     """rediss://127.0.0.1: the certificate's IP address is what is checked."""
