@@ -80,6 +80,7 @@ typedef struct {
     const char *env_prefix;
     apr_int64_t request_lifetime;
     int allow_unsolicited;        /* RSP_UNSET, 0, 1 */
+    int bind_requests;            /* ReplaySPBindRequests: RSP_UNSET, 0, 1 */
     apr_array_header_t *redirect_domains; /* const char *; NULL: unset */
     int guard;                    /* ReplaySPGuard: RSP_UNSET, 0, 1 */
 } rsp_dir_cfg_t;
@@ -103,6 +104,7 @@ const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc);
 const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc);
 apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc);
 int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc);
+int rsp_cfg_bind_requests(const rsp_dir_cfg_t *dc);
 
 /* The first value of attribute name, or NULL. */
 const char *rsp_attribute(const apr_array_header_t *attrs, const char *name);

@@ -60,6 +60,7 @@ void *rsp_create_dir_cfg(apr_pool_t *p, char *dir)
     dc->max_body = RSP_UNSET;
     dc->request_lifetime = RSP_UNSET;
     dc->allow_unsolicited = RSP_UNSET;
+    dc->bind_requests = RSP_UNSET;
     dc->guard = RSP_UNSET;
     return dc;
 }
@@ -83,6 +84,7 @@ void *rsp_merge_dir_cfg(apr_pool_t *p, void *basev, void *addv)
     MERGE_NUM(max_body);
     MERGE_NUM(request_lifetime);
     MERGE_NUM(allow_unsolicited);
+    MERGE_NUM(bind_requests);
     MERGE_PTR(redirect_domains);
     MERGE_NUM(guard);
     return dc;
@@ -128,6 +130,11 @@ apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc)
 {
     return dc->request_lifetime != RSP_UNSET ? dc->request_lifetime
                                              : RSP_DEFAULT_REQUEST_LIFETIME;
+}
+
+int rsp_cfg_bind_requests(const rsp_dir_cfg_t *dc)
+{
+    return dc->bind_requests != 0;
 }
 
 int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc)
@@ -502,6 +509,12 @@ static const char *set_guard(cmd_parms *cmd, void *mconfig, int on)
     return NULL;
 }
 
+static const char *set_bind_requests(cmd_parms *cmd, void *mconfig, int on)
+{
+    ((rsp_dir_cfg_t *)mconfig)->bind_requests = on ? 1 : 0;
+    return NULL;
+}
+
 static const char *set_allow_unsolicited(cmd_parms *cmd, void *mconfig, int on)
 {
     ((rsp_dir_cfg_t *)mconfig)->allow_unsolicited = on ? 1 : 0;
@@ -615,6 +628,10 @@ const command_rec rsp_cmds[] = {
                  "On: guard another SP's assertion consumer at this location "
                  "(validate and claim each POSTed response before the SP "
                  "reads it) (default Off)"),
+    AP_INIT_FLAG("ReplaySPBindRequests", set_bind_requests, NULL, ACCESS_CONF,
+                 "On: a sign-in's answer is taken only from the browser that "
+                 "started it (a cookie set with the AuthnRequest: login CSRF) "
+                 "(default On)"),
     AP_INIT_FLAG("ReplaySPAllowUnsolicited", set_allow_unsolicited, NULL,
                  ACCESS_CONF, "On: accept responses that answer no request "
                  "of ours (IdP-initiated sign-in) (default Off)"),

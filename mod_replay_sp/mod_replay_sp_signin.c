@@ -11,6 +11,7 @@
 #include <http_request.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_binding.h"
 #include "rsp_claim.h"
 #include "rsp_logout_index.h"
 #include "rsp_signin.h"
@@ -134,6 +135,26 @@ rsp_store_t *rsp_store_of(request_rec *r)
     return sc->store;
 }
 
+/* The binding cookies of the request whose RelayState is token (value
+ * NULL and max_age 0: expired). */
+static void binding_cookies(request_rec *r, rsp_dir_cfg_t *dc,
+                            const char *token, const char *value, long max_age)
+{
+    apr_array_header_t *set = apr_array_make(r->pool, 2, sizeof(const char *));
+    int i;
+
+    rsp_binding_set_cookies(r->pool,
+                            rsp_binding_cookie_name(r->pool, rsp_cfg_cookie(dc),
+                                                    token),
+                            value ? value : "", rsp_cfg_endpoint(dc), max_age,
+                            !strncmp(rsp_endpoint_url(r, dc, "acs"), "https:", 6),
+                            set);
+    for (i = 0; i < set->nelts; i++) {
+        apr_table_addn(r->err_headers_out, "Set-Cookie",
+                       APR_ARRAY_IDX(set, i, const char *));
+    }
+}
+
 apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
                                rsp_pending_kind_t kind, const char *request_id,
                                const char *idp, const char *token,
@@ -141,17 +162,29 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *rec = rsp_pending_encode(r->pool, idp, dc->sp->def.entity_id,
-                                         token, return_to);
+    const char *binding = NULL, *rec;
+    apr_status_t rv;
 
     if (!sc->store) {
         *err = "no ReplaySPStore for this server";
         return APR_EGENERAL;
     }
-    return rsp_store_put(sc->store, r->pool,
-                         rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
-                                         request_id), rec,
-                         strlen(rec), rsp_cfg_request_lifetime(dc) * 1000, err);
+    if (kind == RSP_PENDING_LOGIN && rsp_cfg_bind_requests(dc)
+        && rsp_random_token(&binding, r->pool, RSP_RELAY_TOKEN_BYTES)
+           != APR_SUCCESS) {
+        *err = "random generator failed (binding cookie)";
+        return APR_EGENERAL;
+    }
+    rec = rsp_pending_encode(r->pool, idp, dc->sp->def.entity_id, token,
+                             return_to, binding);
+    rv = rsp_store_put(sc->store, r->pool,
+                       rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                       request_id), rec,
+                       strlen(rec), rsp_cfg_request_lifetime(dc) * 1000, err);
+    if (rv == APR_SUCCESS && binding) {
+        binding_cookies(r, dc, token, binding, (long)rsp_cfg_request_lifetime(dc));
+    }
+    return rv;
 }
 
 int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
@@ -250,6 +283,21 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
             r->pool, "RelayState %s the one sent with request %s",
             relay_state ? "is not" : "missing; expected", rid));
     }
+    /* Login CSRF: only the browser that started the sign-in may finish
+     * it. Checked before the request is used: another browser's post
+     * leaves it to its own. */
+    if (kind == RSP_PENDING_LOGIN && pd->bind_hash) {
+        const char *why = NULL;
+        if (!rsp_binding_matches(r->pool, apr_table_get(r->headers_in, "Cookie"),
+                                 rsp_binding_cookie_name(r->pool,
+                                                         rsp_cfg_cookie(dc),
+                                                         relay_state),
+                                 pd->bind_hash, &why)) {
+            return rsp_refuse_response(r, "request-browser", apr_psprintf(
+                r->pool, "request %s was started by another browser: %s "
+                "(ReplaySPBindRequests)", rid, why));
+        }
+    }
     memset(&use, 0, sizeof(use));
     use.replica = rsp_replica(r);
     use.claimed = apr_time_now();
@@ -273,6 +321,9 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     if (!uc.won) {
         return rsp_refuse_response(r, "request-used", apr_psprintf(
             r->pool, "request %s was already answered", rid));
+    }
+    if (kind == RSP_PENDING_LOGIN && pd->bind_hash) {
+        binding_cookies(r, dc, relay_state, NULL, 0); /* done with */
     }
     *pending = pd;
     return OK;

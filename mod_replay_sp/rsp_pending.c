@@ -38,12 +38,16 @@ const char *rsp_idp_request_key(apr_pool_t *p, const char *prefix,
 }
 
 const char *rsp_pending_encode(apr_pool_t *p, const char *idp, const char *sp,
-                               const char *token, const char *return_to)
+                               const char *token, const char *return_to,
+                               const char *binding)
 {
     return apr_pstrcat(p, "v=1&i=", rsp_form_escape(p, idp),
                        "&p=", rsp_form_escape(p, sp),
                        "&h=", rsp_sha256_b64url(p, token, strlen(token)),
-                       "&u=", rsp_form_escape(p, return_to), NULL);
+                       "&u=", rsp_form_escape(p, return_to),
+                       binding ? "&b=" : "",
+                       binding ? rsp_sha256_b64url(p, binding, strlen(binding))
+                               : "", NULL);
 }
 
 rsp_pending_t *rsp_pending_decode(apr_pool_t *p, const char *val)
@@ -58,7 +62,9 @@ rsp_pending_t *rsp_pending_decode(apr_pool_t *p, const char *val)
     pd->sp = rsp_record_field(p, val, "p");
     pd->relay_hash = rsp_record_field(p, val, "h");
     pd->return_to = rsp_record_field(p, val, "u");
-    if (!pd->idp || !pd->sp || !pd->relay_hash || !pd->return_to) {
+    pd->bind_hash = rsp_record_field(p, val, "b");
+    if (!pd->idp || !pd->sp || !pd->relay_hash || !pd->return_to
+        || (pd->bind_hash && !*pd->bind_hash)) {
         return NULL;
     }
     return pd;

@@ -2,9 +2,11 @@
  * an IdP sent it, as store records and keys:
  *
  *   <prefix>q:<hash of request ID>  a pending AuthnRequest, for
- *       ReplaySPRequestLifetime: "v=1&i=IDP&p=SP&h=HASH&u=RETURN", values
- *       URL-encoded; HASH is the SHA-256 of the RelayState token, RETURN
- *       the checked return URL (the browser only ever sees the token).
+ *       ReplaySPRequestLifetime: "v=1&i=IDP&p=SP&h=HASH&u=RETURN[&b=BIND]",
+ *       values URL-encoded; HASH is the SHA-256 of the RelayState token,
+ *       RETURN the checked return URL (the browser only ever sees the
+ *       token), BIND the SHA-256 of the binding cookie's value
+ *       (rsp_binding.h; absent: the request is not bound).
  *   <prefix>l:<hash of request ID>  the same for a pending LogoutRequest.
  *   <prefix>u:<hash of request ID>  its use: created with the same
  *       create-if-absent as an assertion claim (an rsp_claim record), so a
@@ -23,6 +25,7 @@ typedef struct {
     const char *sp;
     const char *relay_hash;   /* SHA-256 of the RelayState token */
     const char *return_to;
+    const char *bind_hash;    /* SHA-256 of the binding value; NULL: none */
 } rsp_pending_t;
 
 const char *rsp_pending_key(apr_pool_t *p, const char *prefix,
@@ -32,10 +35,11 @@ const char *rsp_pending_use_key(apr_pool_t *p, const char *prefix,
 const char *rsp_idp_request_key(apr_pool_t *p, const char *prefix,
                                 const char *issuer, const char *request_id);
 
-/* The record of a request sent to idp for sp, with RelayState token and
- * the checked return URL. */
+/* The record of a request sent to idp for sp, with RelayState token, the
+ * checked return URL and the browser's binding value (NULL: not bound). */
 const char *rsp_pending_encode(apr_pool_t *p, const char *idp, const char *sp,
-                               const char *token, const char *return_to);
+                               const char *token, const char *return_to,
+                               const char *binding);
 
 /* NULL unless val is a version-1 record with every field. */
 rsp_pending_t *rsp_pending_decode(apr_pool_t *p, const char *val);

@@ -87,7 +87,10 @@ def main():
         page = urllib.request.urlopen(start.headers["Location"] + "&user=alice",
                                       timeout=10).read().decode()
         fields = form_fields(page)
-        r = requests.post(fleet.acs_url, data=fields, allow_redirects=False, timeout=10)
+        # the browser that started the sign-in posts it, with the cookie
+        # that binds the request to it (login CSRF)
+        r = requests.post(fleet.acs_url, data=fields, cookies=harness.binding_cookies(start),
+                          allow_redirects=False, timeout=10)
         cookie = r.cookies.get(harness.COOKIE_NAME)
         print("POST %s -> %d, Location %s, session cookie %s"
               % (fleet.acs_url, r.status_code, r.headers.get("Location"),

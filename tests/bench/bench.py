@@ -195,9 +195,11 @@ def section_instructions(setup, module, workdir, quick):
 
     def post(b64, relay=None, expect=303):
         data = {"SAMLResponse": b64}
+        headers = {}
         if relay:
-            data["RelayState"] = relay
-        r = cg.request("POST", acs, data=data)
+            data["RelayState"] = str(relay)
+            headers["Cookie"] = "; ".join("%s=%s" % kv for kv in relay.cookies.items())
+        r = cg.request("POST", acs, data=data, headers=headers)
         if r.status_code != expect:
             raise harness.HarnessError("ACS answered %d, not %d" % (r.status_code, expect))
         return r
@@ -215,7 +217,7 @@ def section_instructions(setup, module, workdir, quick):
         r = get("/saml/login", expect=302)
         q = urllib.parse.parse_qs(urllib.parse.urlsplit(r.headers["Location"]).query)
         req_id, _ = rsp_testidp.parse_redirect_authn_request(q["SAMLRequest"][0])
-        return req_id, q["RelayState"][0]
+        return req_id, harness.relay_of(r)   # with the binding cookies
 
     both = [setup.mint(acs) for _ in range(n + 2)]
     one = [setup.mint(acs, sign_response=False) for _ in range(n + 1)]

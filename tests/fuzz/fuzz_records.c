@@ -88,7 +88,8 @@ static void check_pending(apr_pool_t *p, const char *val)
     FUZZ_ASSERT(pd->idp && pd->sp && pd->relay_hash && pd->return_to);
     (void)rsp_pending_relay_matches(p, pd, "token");
     FUZZ_ASSERT(!rsp_pending_relay_matches(p, pd, NULL));
-    enc = rsp_pending_encode(p, pd->idp, pd->sp, pd->relay_hash, pd->return_to);
+    enc = rsp_pending_encode(p, pd->idp, pd->sp, pd->relay_hash, pd->return_to,
+                             pd->bind_hash);
     again = rsp_pending_decode(p, enc);
     FUZZ_ASSERT(again && !strcmp(again->idp, pd->idp)
                 && !strcmp(again->sp, pd->sp)

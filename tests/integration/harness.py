@@ -1890,17 +1890,57 @@ def acs(base_or_url):
     return base_or_url.rstrip("/") + ENDPOINT + "/acs"
 
 
-def post_acs(url, b64, relay_state=None, cookie=None, fields=None, timeout=30):
+class RelayState(str):
+    """The RelayState an SP-initiated sign-in was started with, and the
+    binding cookies (``cookies``: name -> value) the browser that started
+    it got: ``post_acs`` sends them along, as that browser would. A plain
+    str posts without them (another browser)."""
+
+    def __new__(cls, value, cookies=None):
+        o = str.__new__(cls, value)
+        o.cookies = dict(cookies or {})
+        return o
+
+    def bare(self):
+        return str(self)
+
+
+def binding_cookies(resp):
+    """name -> value of the binding cookies (ReplaySPBindRequests) a login
+    answer set."""
+    out = {}
+    for h in set_cookie_headers(resp):
+        name, _, value = h.split(";", 1)[0].strip().partition("=")
+        if "_req_" in name:
+            out[name] = value
+    return out
+
+
+def relay_of(resp):
+    """The RelayState of a login answer's redirect to the IdP, with the
+    binding cookies it set."""
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(resp.headers["Location"]).query)
+    return RelayState(q["RelayState"][0], binding_cookies(resp))
+
+
+def post_acs(url, b64, relay_state=None, cookie=None, fields=None, timeout=30,
+             cookies=None):
     """POST an HTTP-POST binding form to the ACS; redirects are not followed.
-    ``b64`` None omits SAMLResponse; ``cookie`` is a session cookie value."""
+    ``b64`` None omits SAMLResponse; ``cookie`` is a session cookie value;
+    ``cookies`` more cookies (name -> value), besides those a RelayState
+    carries."""
     import requests
     data = {}
     if b64 is not None:
         data["SAMLResponse"] = b64
     if relay_state is not None:
-        data["RelayState"] = relay_state
+        data["RelayState"] = str(relay_state)
     data.update(fields or {})
-    headers = {"Cookie": "%s=%s" % (COOKIE_NAME, cookie)} if cookie else {}
+    jar = dict(getattr(relay_state, "cookies", {}))
+    jar.update(cookies or {})
+    if cookie:
+        jar[COOKIE_NAME] = cookie
+    headers = {"Cookie": "; ".join("%s=%s" % kv for kv in jar.items())} if jar else {}
     return requests.post(acs(url), data=data, headers=headers,
                          allow_redirects=False, timeout=timeout)
 

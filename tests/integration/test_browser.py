@@ -85,8 +85,10 @@ def test_browser_sign_in_each_step_on_another_replica_then_logout(fleet, store, 
     assert page.status_code == 200, page.text[:300]
     action, fields = autopost(page.text)
     assert action == fleet.acs_url
-    # 3. the form is posted to replica 2
-    p = requests.post(on(r2.base_url, action), data=fields, allow_redirects=False, timeout=30)
+    # 3. the form is posted to replica 2, by the browser that started the
+    # sign-in (its binding cookie)
+    p = requests.post(on(r2.base_url, action), data=fields, allow_redirects=False, timeout=30,
+                      cookies=harness.binding_cookies(r))
     assert p.status_code == 303, p.text[:300]
     cookie, _ = session_cookie(p)
     assert cookie and p.headers["Location"] == PAGE
@@ -119,7 +121,8 @@ def test_browser_idp_initiated_logout(fleet, store, http_idp):
     r = browse(r1.base_url + PAGE)
     page = requests.get(r.headers["Location"] + "&user=alice", timeout=30)
     action, fields = autopost(page.text)
-    p = requests.post(on(r2.base_url, action), data=fields, allow_redirects=False, timeout=30)
+    p = requests.post(on(r2.base_url, action), data=fields, allow_redirects=False, timeout=30,
+                      cookies=harness.binding_cookies(r))
     cookie, _ = session_cookie(p)
     assert cookie
     # the IdP sends the browser to the SP's SLO with a LogoutRequest

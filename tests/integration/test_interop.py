@@ -370,7 +370,7 @@ def test_pysaml2_answers_the_modules_own_authn_request(ifleet, store, p2idp):
     loc = r.headers.get("Location", "")
     assert loc.startswith(p2idp.sso_url + "?"), loc[:200]
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
-    relay = q["RelayState"][0]
+    relay = harness.relay_of(r)   # with the binding cookies
     req = p2idp.parse_redirect(loc)
     assert req.message.issuer.text.strip() == ifleet.entity_id
     assert (req.redirect_signature_verified is not None) == ("Signature" in q)

@@ -105,7 +105,7 @@ def sp_initiated_flows(h, idp, sp_config, n):
         rid, _ = harness_idp_request(q["SAMLRequest"][0])
         r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, in_response_to=rid,
                                    session_index="SI-%d" % i),
-                     relay_state=q["RelayState"][0], timeout=60)
+                     relay_state=harness.relay_of(start), timeout=60)
         cookie, _ = session_cookie(r)
         out = harness.get(h.base_url + harness.ENDPOINT + "/logout", cookie=cookie, timeout=60)
         back, _ = idp.answer_logout_request(md, out.headers["Location"])

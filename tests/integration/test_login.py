@@ -8,7 +8,8 @@ import urllib.parse
 
 import pytest
 
-from harness import KEY_PREFIX, get, post_acs, session_cookie
+from harness import (COOKIE_NAME, KEY_PREFIX, get, post_acs, relay_of, session_cookie,
+                     set_cookie_headers)
 
 PAGE = "/app/page.html?x=1&y=%2F"
 ENV_HEADERS = "\n".join([
@@ -38,7 +39,7 @@ def authn_request_of(resp, saml, idp="idp1"):
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
     assert len(q["SAMLRequest"]) == 1 and len(q["RelayState"]) == 1
     req_id, acs = saml.testidp.parse_redirect_authn_request(q["SAMLRequest"][0])
-    return req_id, acs, q["RelayState"][0]
+    return req_id, acs, relay_of(resp)   # with the binding cookies
 
 
 def start(fleet, saml, base=None, path=PAGE, idp="idp1"):
@@ -151,6 +152,53 @@ def test_relay_state_must_match_the_request(fleet, saml, store):
     # the request was not used up by the refusals
     r = post_acs(fleet.public, answer(saml, req_id).b64, relay_state=relay)
     assert r.status_code == 303 and location(r) == PAGE
+
+
+@pytest.mark.expect_log("RSP01004")
+def test_sign_in_bound_to_the_browser_that_started_it(fleet, saml, store):
+    """Login CSRF: the login answer gives the browser a cookie of its own
+    for this request (HttpOnly, the endpoint path, the request's lifetime;
+    plain http: no SameSite); the answer posted without it, or with
+    another value, is refused (400, check=request-browser) and leaves the request
+    to its own browser, which signs in and has the cookie expired."""
+    r = get(fleet.public + PAGE)
+    req_id, _, relay = authn_request_of(r, saml)
+    (name, value), = relay.cookies.items()
+    assert name.startswith(COOKIE_NAME + "_req_") and len(value) >= 32
+    set_bind = [h for h in set_cookie_headers(r) if h.startswith(name + "=")]
+    assert len(set_bind) == 1, set_cookie_headers(r)
+    attrs = [a.strip() for a in set_bind[0].split(";")[1:]]
+    assert sorted(attrs) == sorted(["Path=/saml", "Max-Age=300", "HttpOnly"]), attrs
+    # another tab's sign-in: another cookie
+    _, _, relay2 = start(fleet, saml)
+    assert list(relay2.cookies) != [name]
+    # another browser posting an answer to it: no cookie, another value,
+    # the other tab's (each answer refused is used up, as any refused
+    # answer: the request is not)
+    for cookies in ({}, {name: value[:-1] + ("A" if value[-1] != "A" else "B")},
+                    relay2.cookies):
+        r = post_acs(fleet.public, answer(saml, req_id).b64, relay_state=relay.bare(),
+                     cookies=cookies)
+        assert r.status_code == 400, (cookies, r.status_code)
+        assert session_cookie(r)[0] is None
+    assert fleet.count_in_logs("check=request-browser") == 3
+    assert used(store) == [] and sessions(store) == []
+    # the browser that started it, on another replica
+    r = post_acs(fleet.replicas[2].base_url, answer(saml, req_id).b64, relay_state=relay)
+    assert r.status_code == 303 and location(r) == PAGE
+    assert any(h.startswith(name + "=;") and "Max-Age=0" in h for h in set_cookie_headers(r))
+
+
+@pytest.mark.expect_log("RSP01004")
+def test_binding_off(fleet, saml, store):
+    """ReplaySPBindRequests Off: no cookie, and the answer signs in from any
+    browser."""
+    fleet.restart_replicas(location_extra="ReplaySPBindRequests Off")
+    r = get(fleet.public + PAGE)
+    req_id, _, relay = authn_request_of(r, saml)
+    assert relay.cookies == {} and not [h for h in set_cookie_headers(r) if "_req_" in h]
+    p = post_acs(fleet.public, answer(saml, req_id).b64, relay_state=relay.bare())
+    assert p.status_code == 303 and location(p) == PAGE
 
 
 @pytest.mark.expect_log("RSP01004")
@@ -290,7 +338,7 @@ def test_authn_request_signed_when_the_idp_wants_it(fleet, saml, store, workdir)
     # and the answer signs in
     p = post_acs(fleet.public, idp.mint(fleet.entity_id, fleet.acs_url,
                                         in_response_to=info["id"]),
-                 relay_state=q["RelayState"][0])
+                 relay_state=relay_of(r))
     assert p.status_code == 303 and location(p) == PAGE
 
 

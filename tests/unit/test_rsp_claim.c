@@ -8,6 +8,7 @@
 
 #include "rsp_claim.h"
 #include "rsp_logout_index.h"
+#include "rsp_binding.h"
 #include "rsp_pending.h"
 #include "rsp_signin.h"
 #include "rsp_util.h"
@@ -230,7 +231,7 @@ START_TEST(test_pending_round_trip)
 {
     const char *rec = rsp_pending_encode(pool, "https://idp.example/?a=1&b",
                                          "https://sp.example/", "token-1",
-                                         "/app/page?x=1&y=%2F z");
+                                         "/app/page?x=1&y=%2F z", NULL);
     rsp_pending_t *pd = rsp_pending_decode(pool, rec);
 
     ck_assert_ptr_nonnull(pd);
@@ -240,12 +241,80 @@ START_TEST(test_pending_round_trip)
     ck_assert(rsp_pending_relay_matches(pool, pd, "token-1"));
     ck_assert(!rsp_pending_relay_matches(pool, pd, "token-2"));
     ck_assert(!rsp_pending_relay_matches(pool, pd, NULL));
+    ck_assert_ptr_null(pd->bind_hash);    /* not bound */
     /* the token itself is not in the record */
     ck_assert_ptr_null(strstr(rec, "token-1"));
     /* what ap_escape_urlencoded wrote (spaces as '+') still reads */
     pd = rsp_pending_decode(pool, "v=1&i=idp&p=sp&h=" HASH_A "&u=%2Fa+b");
     ck_assert_ptr_nonnull(pd);
     ck_assert_str_eq(pd->return_to, "/a b");
+}
+END_TEST
+
+/* A bound request keeps the hash of the browser's binding value, never
+ * the value; the ACS takes it from the browser's cookie of that request
+ * (or its twin) only. */
+START_TEST(test_pending_binding)
+{
+    const char *rec = rsp_pending_encode(pool, "idp", "sp", "tok", "/", "B-value");
+    rsp_pending_t *pd = rsp_pending_decode(pool, rec);
+    const char *name = rsp_binding_cookie_name(pool, "rsp_session", "tok");
+    const char *why = NULL;
+    apr_array_header_t *set = apr_array_make(pool, 2, sizeof(const char *));
+
+    ck_assert_ptr_nonnull(pd);
+    ck_assert_ptr_nonnull(pd->bind_hash);
+    ck_assert_ptr_null(strstr(rec, "B-value"));
+    /* the name: the session cookie's, _req_, 16 characters of the token's
+     * hash (another token, another cookie: sign-ins in two tabs) */
+    ck_assert_int_eq(strlen(name), strlen("rsp_session_req_") + 16);
+    ck_assert(!strncmp(name, "rsp_session_req_", 16));
+    ck_assert_str_ne(name, rsp_binding_cookie_name(pool, "rsp_session", "tok2"));
+    /* the browser that started it */
+    ck_assert(rsp_binding_matches(pool, apr_psprintf(pool, "%s=B-value", name),
+                                  name, pd->bind_hash, &why));
+    ck_assert(rsp_binding_matches(pool, apr_psprintf(
+        pool, "a=b; rsp_session=xyz;  %s_l=B-value", name), name, pd->bind_hash,
+        &why));
+    ck_assert(rsp_binding_matches(pool, apr_psprintf(
+        pool, "%s=other; %s=B-value", name, name), name, pd->bind_hash, &why));
+    /* no cookie, or another one's */
+    ck_assert(!rsp_binding_matches(pool, NULL, name, pd->bind_hash, &why));
+    ck_assert_str_eq(why, "no binding cookie");
+    ck_assert(!rsp_binding_matches(pool, "rsp_session=B-value; x=B-value", name,
+                                   pd->bind_hash, &why));
+    ck_assert_str_eq(why, "no binding cookie");
+    ck_assert(!rsp_binding_matches(pool, apr_psprintf(pool, "%s=B-valuf", name),
+                                   name, pd->bind_hash, &why));
+    ck_assert_str_eq(why, "a binding cookie of another browser");
+    ck_assert(!rsp_binding_matches(pool, apr_psprintf(pool, "%s=", name), name,
+                                   pd->bind_hash, &why));
+    ck_assert_str_eq(why, "a binding cookie of another browser");
+    ck_assert(!rsp_binding_matches(pool, apr_psprintf(pool, "x%s=B-value", name),
+                                   name, pd->bind_hash, &why));
+    /* the hash, posted as a value, is not the value */
+    ck_assert(!rsp_binding_matches(pool, apr_psprintf(pool, "%s=%s", name,
+                                                      pd->bind_hash),
+                                   name, pd->bind_hash, &why));
+    /* an empty binding hash is a malformed record */
+    ck_assert_ptr_null(rsp_pending_decode(pool, "v=1&i=a&p=b&h=c&u=d&b="));
+    /* the cookies: http, one without SameSite; https, SameSite=None; Secure
+     * and a twin without SameSite; expired */
+    rsp_binding_set_cookies(pool, "n", "v", "/saml", 300, 0, set);
+    ck_assert_int_eq(set->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(set, 0, const char *),
+                     "n=v; Path=/saml; Max-Age=300; HttpOnly");
+    apr_array_clear(set);
+    rsp_binding_set_cookies(pool, "n", "v", "/saml", 300, 1, set);
+    ck_assert_int_eq(set->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(set, 0, const char *),
+                     "n=v; Path=/saml; Max-Age=300; HttpOnly; SameSite=None; Secure");
+    ck_assert_str_eq(APR_ARRAY_IDX(set, 1, const char *),
+                     "n_l=v; Path=/saml; Max-Age=300; HttpOnly; Secure");
+    apr_array_clear(set);
+    rsp_binding_set_cookies(pool, "n", "", "/saml", 0, 0, set);
+    ck_assert_str_eq(APR_ARRAY_IDX(set, 0, const char *),
+                     "n=; Path=/saml; Max-Age=0; HttpOnly");
 }
 END_TEST
 
@@ -300,6 +369,7 @@ static Suite *claim_suite(void)
     tcase_add_test(tc, test_index_entries);
     tcase_add_test(tc, test_pending_round_trip);
     tcase_add_test(tc, test_pending_malformed);
+    tcase_add_test(tc, test_pending_binding);
     tcase_add_test(tc, test_request_keys);
     suite_add_tcase(s, tc);
     return s;
