@@ -9,7 +9,7 @@ check valgrind strace redis-server memcached clang-14 libclang-rt-14-dev
 python3 python3-lasso python3-pytest python3-requests python3-pysaml2
 python3-xmlschema libxml2-utils xmlsec1 openssl prometheus
 build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon
-libapache2-mod-shib"
+libapache2-mod-shib chromium chromium-driver python3-selenium libnss3-tools"
 
 missing=""
 for p in $PKGS; do

@@ -1730,15 +1730,19 @@ class Fleet:
 
     def __init__(self, workdir, module=None, store_url=None, sp=None,
                  server_extra="", location_extra="", n_replicas=N_REPLICAS,
-                 threads=25, start_servers=2):
+                 threads=25, start_servers=2, tls=None, balancer_port=None):
         self.dir = make_dir(workdir)
         self.module = module
         self.store_url = store_url
         self.sp = sp or {}
         self.server_extra = server_extra
         self.location_extra = location_extra
-        self.balancer_port = free_port()
-        self.public = "http://127.0.0.1:%d" % self.balancer_port
+        self.balancer_port = balancer_port or free_port()
+        # tls: (certificate, key) for localhost: the balancer speaks https
+        # (the replicas behind it http, their ServerName https)
+        self.tls = tls
+        self.public = ("https://localhost:%d" if tls else "http://127.0.0.1:%d") \
+            % self.balancer_port
         self.modified = False     # replicas run a config other than the constructor's
         self.replicas = []
         for i in range(n_replicas):
@@ -1749,7 +1753,9 @@ class Fleet:
             self.replicas.append(h)
         self._configure_replicas()
         self.balancer = Httpd(os.path.join(self.dir, "balancer"), "balancer",
-                              port=self.balancer_port, modules=PROXY_MODULES,
+                              port=self.balancer_port,
+                              modules=PROXY_MODULES + (["socache_shmcb", "ssl"] if tls else []),
+                              server_name=self.public if tls else None,
                               threads=threads, start_servers=start_servers,
                               body=self._balancer_body())
         self._write_htdocs()
@@ -1793,7 +1799,13 @@ class Fleet:
         members = "\n".join(
             "    BalancerMember http://127.0.0.1:%d retry=0 disablereuse=On timeout=30"
             % h.port for h in self.replicas)
-        return (
+        tls = ""
+        if self.tls:
+            tls = ("SSLEngine on\nSSLCertificateFile %s\nSSLCertificateKeyFile %s\n"
+                   "SSLSessionCache shmcb:%s(512000)\n"
+                   % (self.tls[0], self.tls[1],
+                      os.path.join(self.dir, "balancer", "run", "ssl_scache")))
+        return tls + (
             "ProxyRequests Off\n"
             "ProxyPreserveHost On\n"
             '<Proxy "balancer://rsp">\n%s\n    ProxySet lbmethod=byrequests\n</Proxy>\n'

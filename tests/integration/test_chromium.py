@@ -1,0 +1,210 @@
+"""Sign-in in a real browser: headless Chromium (Debian's chromium and
+chromium-driver, through python3-selenium) against a fleet served over
+https (a throwaway CA and certificate made by the test, trusted through
+the browser's own NSS database) and the test IdP serving its
+auto-submitting form over http: a cross-site POST, as in production.
+
+Shown here: protected page → IdP → ACS → page, the session cookie
+(SameSite=Lax, Secure) sent on the first page after the cross-site POST,
+the binding cookie (SameSite=None; Secure) sent with that POST and
+expired afterwards; and login CSRF refused: an attacker's page that
+auto-posts the attacker's own response into the victim's browser gets 400
+(check=request-browser), no session, and the victim then signs in as
+themselves in that same browser."""
+
+import http.server
+import os
+import shutil
+import subprocess
+import threading
+import time
+import urllib.parse
+
+import pytest
+import requests
+
+import harness
+from harness import Fleet, HarnessError
+
+PAGE = "/app/page.html"
+IDP_ENTITY = "https://chromium-idp.test.example/idp"
+
+
+@pytest.fixture(scope="module")
+def pki(workdir):
+    from test_tls import Pki
+    return Pki(os.path.join(workdir, "chromium-pki"))
+
+
+@pytest.fixture(scope="module")
+def http_idp(workdir, testidp):
+    """The test IdP on a port of its own (over http), answering the fleet's
+    ACS; the fleet's public URL is fixed before it starts."""
+    port = harness.free_port()
+    acs = "https://localhost:%d%s/acs" % (port, harness.ENDPOINT)
+    box, ready = {}, threading.Event()
+
+    def on_ready(httpd):
+        box["httpd"] = httpd
+        ready.set()
+
+    t = threading.Thread(target=testidp.serve, daemon=True, kwargs=dict(
+        workdir=os.path.join(workdir, "chromium-idp"), sp_entity_id=None, acs_url=acs,
+        entity_id=IDP_ENTITY, quiet=True, ready=on_ready))
+    t.start()
+    assert ready.wait(30), "the test IdP did not start"
+    httpd = box["httpd"]
+    httpd.balancer_port = port
+    yield httpd
+    httpd.shutdown()
+    t.join(10)
+
+
+@pytest.fixture(scope="module")
+def bfleet(workdir, module_so, redis, sp_config, pki, http_idp):
+    sp = dict(sp_config, idp_metadata=[http_idp.idp.metadata_path])
+    f = Fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
+              store_url=redis.url, sp=sp, n_replicas=2, threads=8, start_servers=1,
+              tls=pki.server, balancer_port=http_idp.balancer_port)
+    assert f.acs_url == http_idp.acs_url
+    http_idp.sp_entity_id = f.entity_id
+    try:
+        f.start()
+    except HarnessError as e:
+        f.stop()
+        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
+    yield f
+    f.stop()
+
+
+@pytest.fixture(scope="module")
+def browser_home(workdir, pki):
+    """A HOME whose NSS database trusts the test CA (and nothing else of
+    ours): how Chromium on Linux learns a local CA."""
+    home = harness.make_dir(os.path.join(workdir, "chromium-home"))
+    db = harness.make_dir(os.path.join(home, ".pki", "nssdb"))
+    subprocess.run(["certutil", "-d", "sql:" + db, "-N", "--empty-password"],
+                   check=True, capture_output=True, timeout=60)
+    subprocess.run(["certutil", "-d", "sql:" + db, "-A", "-t", "C,,", "-n", "rsp-test-ca",
+                    "-i", pki.ca], check=True, capture_output=True, timeout=60)
+    return home
+
+
+@pytest.fixture
+def browser(browser_home, workdir):
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.fail("chromium and chromium-driver are not installed "
+                    "(scripts/install-deps.sh)", pytrace=False)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    o = webdriver.ChromeOptions()
+    o.binary_location = shutil.which("chromium")
+    profile = harness.make_dir(os.path.join(workdir, "chromium-profile-%d" % time.time_ns()))
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--no-first-run", "--user-data-dir=" + profile):
+        o.add_argument(a)
+    env = dict(os.environ, HOME=browser_home)
+    d = webdriver.Chrome(service=Service(shutil.which("chromedriver"), env=env), options=o)
+    d.set_page_load_timeout(30)
+    yield d
+    d.quit()
+
+
+def wait_url(d, want, timeout=20):
+    """Wait (bounded) until the browser is at want (its path or URL)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        u = d.current_url
+        if u == want or urllib.parse.urlsplit(u).path == want:
+            return u
+        time.sleep(0.1)
+    raise AssertionError("browser at %s, not %s; page: %s"
+                         % (d.current_url, want, d.page_source[:300]))
+
+
+class AttackerSite:
+    """A page on another origin that auto-posts a given form (the
+    attacker's own SAML response) to the ACS when opened."""
+
+    def __init__(self, html):
+        body = html.encode("utf-8")
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d/win-a-prize" % self.httpd.server_address[1]
+        self.t = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
+                                  daemon=True)
+        self.t.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.t.join(10)
+
+
+def sign_in(d, fleet):
+    d.get(fleet.public + PAGE)
+    wait_url(d, PAGE)
+    assert "app page on replica" in d.page_source, d.page_source[:300]
+
+
+@pytest.mark.expect_log("RSP01004")
+def test_sign_in_in_a_real_browser_over_https(bfleet, browser, redis):
+    bfleet.mark_logs()
+    sign_in(browser, bfleet)
+    # the session cookie came with the 303 and went with the first page
+    # after the cross-site POST (SameSite=Lax); the binding cookie is gone
+    cookies = {c["name"]: c for c in browser.get_cookies()}
+    s = cookies[harness.COOKIE_NAME]
+    assert s["secure"] and s["httpOnly"] and s["sameSite"] == "Lax", s
+    assert not [n for n in cookies if "_req_" in n], cookies
+    accepted = [l for ls in bfleet.new_log_lines().values() for l in ls if "RSP01002" in l]
+    assert len(accepted) == 1 and "user=alice" in accepted[0], accepted
+    # and the next page too, without the IdP
+    browser.get(bfleet.public + PAGE + "?again=1")
+    wait_url(browser, PAGE)
+    assert browser.current_url.endswith("?again=1")
+
+
+@pytest.mark.expect_log("RSP01004")
+def test_login_csrf_refused_in_a_real_browser(bfleet, browser, pki, http_idp):
+    # the attacker starts a sign-in in their own browser and gets their own
+    # response, with the binding cookie that goes with it
+    r = requests.get(bfleet.public + PAGE, allow_redirects=False, timeout=30, verify=pki.ca)
+    assert r.status_code == 302, r.status_code
+    bind = [h for h in harness.set_cookie_headers(r) if "_req_" in h]
+    assert len(bind) == 2, bind      # https: SameSite=None; Secure, and its twin
+    assert "SameSite=None" in bind[0] and "Secure" in bind[0] and "HttpOnly" in bind[0]
+    assert "_l=" in bind[1] and "SameSite" not in bind[1] and "Secure" in bind[1]
+    form = requests.get(r.headers["Location"] + "&user=mallory", timeout=30).text
+    assert "SAMLResponse" in form and "document.forms[0].submit()" in form
+    site = AttackerSite(form)
+    try:
+        bfleet.mark_logs()
+        # the victim's browser opens the attacker's page: it posts the
+        # attacker's response to the ACS, without the attacker's cookie
+        browser.get(site.url)
+        wait_url(browser, harness.ENDPOINT + "/acs")
+        assert "400" in browser.title or "Bad Request" in browser.page_source, \
+            browser.page_source[:300]
+    finally:
+        site.close()
+    logs = [l for ls in bfleet.new_log_lines().values() for l in ls]
+    assert sum("check=request-browser" in l for l in logs) == 1, logs[-5:]
+    assert not [l for l in logs if "RSP01002" in l], "signed in as the attacker"
+    assert harness.COOKIE_NAME not in {c["name"] for c in browser.get_cookies()}
+    # the victim signs in as themselves in the same browser
+    bfleet.mark_logs()
+    sign_in(browser, bfleet)
+    accepted = [l for ls in bfleet.new_log_lines().values() for l in ls if "RSP01002" in l]
+    assert len(accepted) == 1 and "user=alice" in accepted[0], accepted
