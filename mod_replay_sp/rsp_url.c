@@ -189,6 +189,33 @@ static apr_status_t parse_credentials(rsp_store_url_t *u, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
+/* [user:password@]HOSTS[/...] of a Redis URL: the credentials into u,
+ * *hosts where the host part starts, *slash the first '/' (NULL: none).
+ * what names the host part in messages ("host", "sentinels", "nodes");
+ * no_query is the message for a query or fragment. */
+static apr_status_t split_authority(rsp_store_url_t *u, apr_pool_t *p,
+                                    const char *rest, const char *what,
+                                    const char *no_query, const char **hosts,
+                                    const char **slash, const char **err)
+{
+    const char *at = strrchr(rest, '@');
+
+    *slash = strchr(rest, '/');
+    if (at && *slash && at > *slash) {
+        *err = apr_psprintf(p, "'@' after the first '/': put credentials "
+                            "before the %s", what);
+        return APR_EINVAL;
+    }
+    if (strchr(rest, '?') || strchr(rest, '#')) {
+        FAIL(no_query);
+    }
+    if (at && parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
+        return APR_EINVAL;
+    }
+    *hosts = at ? at + 1 : rest;
+    return APR_SUCCESS;
+}
+
 /* memcache://host:port[,host:port...]: the order is the key mapping. */
 static apr_status_t parse_memcache(rsp_store_url_t *u, apr_pool_t *p,
                                    const char *rest, const char **err)
@@ -242,27 +269,14 @@ static apr_status_t parse_unix(rsp_store_url_t *u, apr_pool_t *p,
 static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
                               const char *rest, const char **err)
 {
-    const char *at, *slash, *hostport;
+    const char *slash, *hostport;
     apr_size_t hplen;
 
     u->kind = RSP_STORE_REDIS;
-    slash = strchr(rest, '/');
-    at = strrchr(rest, '@');
-    if (at && slash && at > slash) {
-        FAIL("'@' after the first '/': put credentials before the host");
-    }
-    if (strchr(rest, '?') || strchr(rest, '#')) {
-        FAIL("redis:// URLs take no query or fragment; "
-             "give the database as /N");
-    }
-    if (at) {
-        if (parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
-            return APR_EINVAL;
-        }
-        hostport = at + 1;
-    }
-    else {
-        hostport = rest;
+    if (split_authority(u, p, rest, "host", "redis:// URLs take no query or "
+                        "fragment; give the database as /N", &hostport, &slash,
+                        err) != APR_SUCCESS) {
+        return APR_EINVAL;
     }
     hplen = slash ? (apr_size_t)(slash - hostport) : strlen(hostport);
     if (parse_hostport(p, hostport, hplen, "Redis listens on 6379 by default",
@@ -285,30 +299,18 @@ static apr_status_t parse_tcp(rsp_store_url_t *u, apr_pool_t *p,
 static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
                                    const char *rest, const char **err)
 {
-    const char *at, *slash, *list, *name, *end, *c, *servers;
+    const char *slash, *list, *name, *end, *c, *servers;
     const char *scheme = u->tls ? "rediss+sentinel" : "redis+sentinel";
 
     u->kind = RSP_STORE_REDIS;
-    slash = strchr(rest, '/');
-    at = strrchr(rest, '@');
+    if (split_authority(u, p, rest, "sentinels", "redis+sentinel:// URLs take "
+                        "no query or fragment", &list, &slash, err)
+        != APR_SUCCESS) {
+        return APR_EINVAL;
+    }
     if (!slash) {
         FAIL("redis+sentinel:// needs the master's name after the sentinels: "
              "redis+sentinel://host:26379,host:26379/MASTER[/db]");
-    }
-    if (at && at > slash) {
-        FAIL("'@' after the first '/': put credentials before the sentinels");
-    }
-    if (strchr(rest, '?') || strchr(rest, '#')) {
-        FAIL("redis+sentinel:// URLs take no query or fragment");
-    }
-    if (at) {
-        if (parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
-            return APR_EINVAL;
-        }
-        list = at + 1;
-    }
-    else {
-        list = rest;
     }
     if (list == slash) {
         FAIL("no sentinel before the master's name");
@@ -350,29 +352,17 @@ static apr_status_t parse_sentinel(rsp_store_url_t *u, apr_pool_t *p,
 static apr_status_t parse_cluster(rsp_store_url_t *u, apr_pool_t *p,
                                   const char *rest, const char **err)
 {
-    const char *at, *slash, *list, *servers;
+    const char *slash, *list, *servers;
 
     u->kind = RSP_STORE_REDIS;
-    slash = strchr(rest, '/');
-    at = strrchr(rest, '@');
-    if (at && slash && at > slash) {
-        FAIL("'@' after the first '/': put credentials before the nodes");
-    }
-    if (strchr(rest, '?') || strchr(rest, '#')) {
-        FAIL("redis+cluster:// URLs take no query or fragment");
+    if (split_authority(u, p, rest, "nodes", "redis+cluster:// URLs take no "
+                        "query or fragment", &list, &slash, err)
+        != APR_SUCCESS) {
+        return APR_EINVAL;
     }
     if (slash && strcmp(slash, "/") != 0 && strcmp(slash, "/0") != 0) {
         FAIL("Redis Cluster has database 0 only: redis+cluster://host:port"
              "[,host:port...] takes no database or path");
-    }
-    if (at) {
-        if (parse_credentials(u, p, rest, at, err) != APR_SUCCESS) {
-            return APR_EINVAL;
-        }
-        list = at + 1;
-    }
-    else {
-        list = rest;
     }
     if (parse_server_list(p, list,
                           slash ? (apr_size_t)(slash - list) : strlen(list),
