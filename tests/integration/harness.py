@@ -1902,6 +1902,26 @@ def acs(base_or_url):
     return base_or_url.rstrip("/") + ENDPOINT + "/acs"
 
 
+def started_fleet(path, **kw):
+    """A Fleet (kw as for Fleet) in path, started, for a module fixture to
+    yield and then stop (fleet.stop()); one that does not start stops what
+    it started and fails the test, with its error lines."""
+    import pytest
+    f = Fleet(path, **kw)
+    try:
+        f.start()
+    except HarnessError as e:
+        f.stop()
+        pytest.fail("the fleet in %s did not start:\n%s" % (path, e), pytrace=False)
+    return f
+
+
+def post_round_robin(fleet, i, b64, relay_state=None):
+    """POST b64 to the ACS of replica i (modulo their number): the status."""
+    return post_acs(fleet.replicas[i % len(fleet.replicas)].base_url, b64,
+                    relay_state=relay_state).status_code
+
+
 class RelayState(str):
     """The RelayState an SP-initiated sign-in was started with, and the
     binding cookies (``cookies``: name -> value) the browser that started

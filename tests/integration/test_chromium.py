@@ -24,7 +24,6 @@ import pytest
 import requests
 
 import harness
-from harness import Fleet, HarnessError
 
 PAGE = "/app/page.html"
 IDP_ENTITY = "https://chromium-idp.test.example/idp"
@@ -63,16 +62,13 @@ def http_idp(workdir, testidp):
 @pytest.fixture(scope="module")
 def bfleet(workdir, module_so, redis, sp_config, pki, http_idp):
     sp = dict(sp_config, idp_metadata=[http_idp.idp.metadata_path])
-    f = Fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
-              store_url=redis.url, sp=sp, n_replicas=2, threads=8, start_servers=1,
-              tls=pki.server, balancer_port=http_idp.balancer_port)
+    # the IdP knows the ACS (the balancer's port) and mints for this SP
+    http_idp.sp_entity_id = sp["entity_id"]
+    f = harness.started_fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
+                              store_url=redis.url, sp=sp, n_replicas=2, threads=8,
+                              start_servers=1, tls=pki.server,
+                              balancer_port=http_idp.balancer_port)
     assert f.acs_url == http_idp.acs_url
-    http_idp.sp_entity_id = f.entity_id
-    try:
-        f.start()
-    except HarnessError as e:
-        f.stop()
-        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
     yield f
     f.stop()
 

@@ -25,7 +25,7 @@ import pytest
 
 import harness
 from conftest import Saml
-from harness import Fleet, HarnessError, RedisCluster, post_acs
+from harness import HarnessError, RedisCluster, post_round_robin, started_fleet
 from test_fleet import PAGE
 
 TIMEOUT_MS = 1000
@@ -50,14 +50,10 @@ def cluster(workdir):
 
 @pytest.fixture(scope="module")
 def cfleet(workdir, module_so, sp_config, cluster):
-    f = Fleet(os.path.join(workdir, "cl-fleet"), module=module_so, store_url=cluster.url,
-              sp=sp_config, n_replicas=2, threads=8, start_servers=1,
-              server_extra="ReplaySPStoreTimeout %d\nReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
-    try:
-        f.start()
-    except HarnessError as e:
-        f.stop()
-        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
+    f = started_fleet(os.path.join(workdir, "cl-fleet"), module=module_so,
+                      store_url=cluster.url, sp=sp_config, n_replicas=2, threads=8,
+                      start_servers=1, server_extra="ReplaySPStoreTimeout %d\n"
+                      "ReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
     yield f
     f.stop()
 
@@ -68,8 +64,7 @@ def mint(idps, cfleet, testidp):
 
 
 def post(fleet, i, m):
-    return post_acs(fleet.replicas[i % len(fleet.replicas)].base_url, m.b64,
-                    relay_state=PAGE).status_code
+    return post_round_robin(fleet, i, m.b64, PAGE)
 
 
 @pytest.mark.expect_log("replay_refused")

@@ -17,7 +17,7 @@ import pytest
 
 import harness
 from conftest import Saml
-from harness import Fleet, HarnessError, Httpd, RedisServer, post_acs, session_cookie, sp_conf_body
+from harness import HarnessError, Httpd, RedisServer, post_acs, session_cookie, sp_conf_body
 from test_fleet import PAGE
 
 TIMEOUT_MS = 1500
@@ -71,15 +71,11 @@ def replica(workdir, primary):
 
 @pytest.fixture(scope="module")
 def acked_fleet(workdir, module_so, sp_config, primary, replica):
-    f = Fleet(os.path.join(workdir, "repl-fleet"), module=module_so, store_url=primary.url,
-              sp=sp_config, n_replicas=2, threads=8, start_servers=1,
-              server_extra="ReplaySPStoreTimeout %d\nReplaySPStoreReplicas 1 %d\n"
-                           "ReplaySPMonitorInterval 1\n" % (TIMEOUT_MS, WAIT_MS))
-    try:
-        f.start()
-    except HarnessError as e:
-        f.stop()
-        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
+    f = harness.started_fleet(os.path.join(workdir, "repl-fleet"), module=module_so,
+                              store_url=primary.url, sp=sp_config, n_replicas=2, threads=8,
+                              start_servers=1,
+                              server_extra="ReplaySPStoreTimeout %d\nReplaySPStoreReplicas 1 %d\n"
+                                           "ReplaySPMonitorInterval 1\n" % (TIMEOUT_MS, WAIT_MS))
     yield f
     f.stop()
 

@@ -15,14 +15,13 @@ ReplaySPStoreReplicas, and never with it (0 replays), the counts printed.
 
 import os
 import signal
-import threading
 import time
 
 import pytest
 
 import harness
 from conftest import Saml
-from harness import Fleet, HarnessError, RedisServer, free_port, post_acs
+from harness import RedisServer, free_port
 from test_fleet import PAGE
 from test_replicas import Replica, replicas_online
 
@@ -133,14 +132,10 @@ def topo(workdir):
 
 @pytest.fixture(scope="module")
 def sfleet(workdir, module_so, sp_config, topo):
-    f = Fleet(os.path.join(workdir, "sent-fleet"), module=module_so, store_url=topo.url,
-              sp=sp_config, n_replicas=2, threads=8, start_servers=1,
-              server_extra="ReplaySPStoreTimeout %d\nReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
-    try:
-        f.start()
-    except HarnessError as e:
-        f.stop()
-        pytest.fail("the fleet did not start:\n%s" % e, pytrace=False)
+    f = harness.started_fleet(os.path.join(workdir, "sent-fleet"), module=module_so,
+                              store_url=topo.url, sp=sp_config, n_replicas=2, threads=8,
+                              start_servers=1, server_extra="ReplaySPStoreTimeout %d\n"
+                              "ReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
     yield f
     f.stop()
 
@@ -155,8 +150,7 @@ def lines_with(fleet, needle):
 
 
 def post(fleet, i, m):
-    return post_acs(fleet.replicas[i % len(fleet.replicas)].base_url, m.b64,
-                    relay_state=PAGE).status_code
+    return harness.post_round_robin(fleet, i, m.b64, PAGE)
 
 
 @pytest.mark.expect_log("replay_refused")

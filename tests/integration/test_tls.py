@@ -23,7 +23,7 @@ import pytest
 
 import harness
 from conftest import Saml
-from harness import (Fleet, HarnessError, Httpd, MemcachedServer, RedisServer, TAGS, free_port,
+from harness import (HarnessError, Httpd, MemcachedServer, RedisServer, TAGS, free_port,
                      post_acs, session_cookie, sp_conf_body)
 from test_fleet import PAGE
 
@@ -239,14 +239,9 @@ def tls_extra(ca=None, cert=None, key=None, debug=False, monitor=False):
 
 @pytest.fixture(scope="module")
 def tls_fleet(workdir, module_so, sp_config, tls_redis, pki):
-    f = Fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
-              store_url=tls_redis.tls_url(), sp=sp_config, n_replicas=2, threads=8,
-              start_servers=1, server_extra=tls_extra(ca=pki.ca))
-    try:
-        f.start()
-    except HarnessError as e:
-        f.stop()
-        pytest.fail("the TLS fleet did not start:\n%s" % e, pytrace=False)
+    f = harness.started_fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
+                              store_url=tls_redis.tls_url(), sp=sp_config, n_replicas=2,
+                              threads=8, start_servers=1, server_extra=tls_extra(ca=pki.ca))
     yield f
     f.stop()
 
