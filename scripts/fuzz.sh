@@ -20,7 +20,7 @@ fz=tests/fuzz
 build=$fz/build
 
 ALL="fuzz_form fuzz_url fuzz_redirect fuzz_records fuzz_monitor \
-fuzz_redirect_sig fuzz_saml_response"
+fuzz_redirect_sig fuzz_saml_response fuzz_memcache"
 TOTAL_SECONDS=45
 
 usage() {
@@ -89,7 +89,7 @@ SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1"
 CFLAGS="$SAN -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter \
 -Wno-missing-field-initializers -Wno-sign-compare"
 CPPFLAGS="$pkg_cflags -I$top/mod_replay_sp -I$top/$fz"
-LIBS="$pkg_libs -ldl"
+LIBS="$pkg_libs -ldl -lpthread"
 # libapr must call the targets' apr_palloc (fuzz_common.c: redzones).
 LDFLAGS="$SAN -Wl,--export-dynamic-symbol=apr_palloc"
 
@@ -170,6 +170,7 @@ max_len() {
     fuzz_monitor) echo 16384 ;;
     fuzz_redirect_sig) echo 8192 ;;
     fuzz_saml_response) echo 24576 ;;
+    fuzz_memcache) echo 8192 ;;
     esac
 }
 
