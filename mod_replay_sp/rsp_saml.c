@@ -1,5 +1,6 @@
-/* Loading an SP definition, building Lasso servers and the SP metadata;
- * the diagnostics of the XML stack. */
+/* Loading an SP definition and building Lasso servers; the diagnostics
+ * of the XML stack. The SP's metadata and what is read from the IdPs'
+ * metadata: rsp_saml_metadata.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,29 +163,6 @@ static apr_status_t read_file(const char **out, apr_pool_t *p, const char *path,
                             apr_strerror(rv, ebuf, sizeof(ebuf)));
     }
     return rv;
-}
-
-static const char *xml_escape(apr_pool_t *p, const char *s)
-{
-    apr_size_t len = 0;
-    const char *c;
-    char *out, *o;
-
-    for (c = s; *c; c++) {
-        len += (*c == '&') ? 5 : (*c == '<' || *c == '>') ? 4 : (*c == '"') ? 6 : 1;
-    }
-    out = o = apr_palloc(p, len + 1);
-    for (c = s; *c; c++) {
-        switch (*c) {
-        case '&': memcpy(o, "&amp;", 5); o += 5; break;
-        case '<': memcpy(o, "&lt;", 4); o += 4; break;
-        case '>': memcpy(o, "&gt;", 4); o += 4; break;
-        case '"': memcpy(o, "&quot;", 6); o += 6; break;
-        default: *o++ = *c;
-        }
-    }
-    *o = '\0';
-    return out;
 }
 
 /* "AB:CD:..." as openssl x509 -fingerprint prints a digest. */
@@ -442,201 +420,6 @@ int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
     return 0;
 }
 
-/* The SP's metadata; with_keys 0 leaves the KeyDescriptors out (the copy
- * our LassoServer is built from: Lasso would load each key through an
- * xmlsec keys manager, which reads the system's CA bundle, and nothing of
- * ours uses the server's own public keys). */
-static const char *metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
-                                const char *base_url, int with_keys)
-{
-    static const char ki[] =
-        "<ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s"
-        "</ds:X509Certificate></ds:X509Data></ds:KeyInfo>";
-    /* What we decrypt, the IdP's choice among them: AES-GCM first
-     * (saml2int SDP-ALG01), AES-CBC for IdPs without it, and the one key
-     * transport we accept. */
-    static const char methods[] =
-        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_GCM "\"/>"
-        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_GCM "\"/>"
-        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_CBC "\"/>"
-        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_CBC "\"/>"
-        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>\n  ";
-    const char *sign_kd, *enc_kd, *kds = "";
-
-    /* A guard has no key pair of its own: its metadata (for its own
-     * LassoServer only) has no KeyDescriptor. */
-    if (sp->cert_b64 && with_keys) {
-        sign_kd = apr_psprintf(p, ki, sp->cert_b64);
-        enc_kd = apr_psprintf(p, ki, sp->enc_cert_b64 ? sp->enc_cert_b64
-                                                      : sp->cert_b64);
-        kds = apr_psprintf(p, "  <md:KeyDescriptor use=\"signing\">%s"
-                           "</md:KeyDescriptor>\n"
-                           "  <md:KeyDescriptor use=\"encryption\">%s%s"
-                           "</md:KeyDescriptor>\n", sign_kd, enc_kd, methods);
-    }
-
-    return apr_psprintf(
-        p,
-        "<?xml version=\"1.0\"?>\n"
-        "<md:EntityDescriptor xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\" "
-        "xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\" entityID=\"%s\">\n"
-        " <md:SPSSODescriptor WantAssertionsSigned=\"true\" "
-        "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
-        "%s"
-        "  <md:SingleLogoutService "
-        "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
-        "Location=\"%s/slo\"/>\n"
-        "  <md:AssertionConsumerService index=\"0\" isDefault=\"true\" "
-        "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST\" "
-        "Location=\"%s/acs\"/>\n"
-        " </md:SPSSODescriptor>\n"
-        "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), kds, xml_escape(p, base_url),
-        xml_escape(p, base_url));
-}
-
-const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
-                              const char *base_url)
-{
-    return metadata_xml(p, sp, base_url, 1);
-}
-
-/* The IdP's signing certificates (KeyDescriptor use="signing" or without
- * use, in its IDPSSODescriptor), DER, for the HTTP-Redirect signatures we
- * verify ourselves. */
-static apr_array_header_t *idp_signing_certs(apr_pool_t *p, const char *md)
-{
-    apr_array_header_t *out = apr_array_make(p, 2, sizeof(der_t));
-    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOBLANKS);
-    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
-    xmlXPathObjectPtr res = NULL;
-    int i;
-
-    if (ctx) {
-        xmlXPathRegisterNs(ctx, BAD_CAST "md",
-                           BAD_CAST "urn:oasis:names:tc:SAML:2.0:metadata");
-        xmlXPathRegisterNs(ctx, BAD_CAST "ds",
-                           BAD_CAST "http://www.w3.org/2000/09/xmldsig#");
-        res = xmlXPathEvalExpression(
-            BAD_CAST "//md:IDPSSODescriptor/md:KeyDescriptor[not(@use) or "
-                     "@use='signing']//ds:X509Certificate", ctx);
-    }
-    for (i = 0; res && res->nodesetval && i < res->nodesetval->nodeNr; i++) {
-        xmlChar *text = xmlNodeGetContent(res->nodesetval->nodeTab[i]);
-        char *clean, *o;
-        const char *c;
-        const unsigned char *q;
-        X509 *x;
-        der_t d;
-
-        if (!text) {
-            continue;
-        }
-        clean = o = apr_palloc(p, strlen((char *)text) + 1);
-        for (c = (char *)text; *c; c++) {
-            if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
-                *o++ = *c;
-            }
-        }
-        *o = '\0';
-        xmlFree(text);
-        d.der = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean));
-        d.len = apr_base64_decode_binary(d.der, clean);
-        q = d.der;
-        if (d.len > 0 && (x = d2i_X509(NULL, &q, d.len)) != NULL) {
-            X509_free(x);
-            APR_ARRAY_PUSH(out, der_t) = d;
-        }
-    }
-    if (res) {
-        xmlXPathFreeObject(res);
-    }
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
-    }
-    if (doc) {
-        xmlFreeDoc(doc);
-    }
-    return out;
-}
-
-/* An entity's metadata without its KeyDescriptors, for Lasso: its keys
- * are handed to Lasso as bare keys (see idp_public_keys). NULL when the
- * XML cannot be read back. */
-static const char *without_key_descriptors(apr_pool_t *p, const char *md)
-{
-    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR
-                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
-    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
-    xmlXPathObjectPtr res = NULL;
-    xmlChar *text = NULL;
-    const char *out = NULL;
-    int i, len = 0;
-
-    if (ctx) {
-        xmlXPathRegisterNs(ctx, BAD_CAST "md",
-                           BAD_CAST "urn:oasis:names:tc:SAML:2.0:metadata");
-        res = xmlXPathEvalExpression(BAD_CAST "//md:KeyDescriptor", ctx);
-    }
-    if (res) {
-        for (i = 0; res->nodesetval && i < res->nodesetval->nodeNr; i++) {
-            xmlNodePtr n = res->nodesetval->nodeTab[i];
-            xmlUnlinkNode(n);
-            xmlFreeNode(n);
-            res->nodesetval->nodeTab[i] = NULL;
-        }
-        xmlDocDumpMemory(doc, &text, &len);
-    }
-    if (text && len > 0) {
-        out = apr_pstrmemdup(p, (const char *)text, (apr_size_t)len);
-    }
-    xmlFree(text);
-    if (res) {
-        xmlXPathFreeObject(res);
-    }
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
-    }
-    if (doc) {
-        xmlFreeDoc(doc);
-    }
-    return out;
-}
-
-/* The public keys of the IdP's signing certificates, PEM. Lasso holds
- * them as bare keys: xmlsec duplicates a key for every signature it
- * checks, and a key that carries its certificate is duplicated with it
- * (and re-decoded). Trust comes from the metadata, never from the
- * certificate's issuer, so nothing is lost. */
-static apr_array_header_t *idp_public_keys(apr_pool_t *p,
-                                           const apr_array_header_t *certs)
-{
-    apr_array_header_t *out = apr_array_make(p, certs->nelts ? certs->nelts : 1,
-                                             sizeof(const char *));
-    int i;
-
-    for (i = 0; i < certs->nelts; i++) {
-        const der_t *d = &APR_ARRAY_IDX(certs, i, der_t);
-        const unsigned char *q = d->der;
-        X509 *x = d2i_X509(NULL, &q, d->len);
-        EVP_PKEY *key = x ? X509_get0_pubkey(x) : NULL;
-        BIO *b = key ? BIO_new(BIO_s_mem()) : NULL;
-        char *data;
-        long n;
-
-        if (b && PEM_write_bio_PUBKEY(b, key) == 1
-            && (n = BIO_get_mem_data(b, &data)) > 0) {
-            APR_ARRAY_PUSH(out, const char *) =
-                apr_pstrmemdup(p, data, (apr_size_t)n);
-        }
-        BIO_free(b);
-        X509_free(x);
-    }
-    return out;
-}
-
 /* What every server of an SP is built from, parsed once per load: PEM
  * parsing through OpenSSL 3's decoders costs millions of instructions a
  * key, and Lasso copies (xmlSecKeyDuplicate) what it is given. Only read
@@ -717,7 +500,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     /* Our own metadata, for our LassoServer: the ACS location in it is not
      * used to validate anything (Destination and Recipient are checked
      * against the request's public URL). */
-    sp->sp_metadata = metadata_xml(p, sp, sp->entity_id, 0);
+    sp->sp_metadata = rsp_saml_metadata_xml(p, sp, sp->entity_id, 0);
     sp->idp_metadata = apr_array_make(p, sp->idp_files->nelts, sizeof(char *));
     sp->idp_ids = apr_array_make(p, sp->idp_files->nelts, sizeof(char *));
     sp->idp_certs = apr_array_make(p, sp->idp_files->nelts,
@@ -739,7 +522,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         }
         for (k = 0; k < entities->nelts; k++) {
             const char *md = APR_ARRAY_IDX(entities, k, const char *);
-            const char *bare = without_key_descriptors(p, md);
+            const char *bare = rsp_saml_without_key_descriptors(p, md);
             LassoProvider *prov = bare ? lasso_provider_new_from_buffer(
                 LASSO_PROVIDER_ROLE_IDP, bare, NULL, NULL) : NULL;
             apr_array_header_t *certs;
@@ -771,10 +554,10 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             APR_ARRAY_PUSH(sp->idp_ids, const char *) =
                 apr_pstrdup(p, prov->ProviderID);
             APR_ARRAY_PUSH(sp->idp_metadata, const char *) = bare;
-            certs = idp_signing_certs(p, md);
+            certs = rsp_saml_idp_signing_certs(p, md);
             APR_ARRAY_PUSH(sp->idp_certs, apr_array_header_t *) = certs;
             APR_ARRAY_PUSH(sp->idp_keys, apr_array_header_t *) =
-                idp_public_keys(p, certs);
+                rsp_saml_idp_public_keys(p, certs);
             g_object_unref(prov);
         }
     }

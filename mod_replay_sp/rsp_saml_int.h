@@ -8,6 +8,17 @@ typedef struct {
     int len;
 } der_t;
 
+/* rsp_saml_metadata.c: the SP's metadata (with_keys 0: without its
+ * KeyDescriptors, for its own Lasso servers); an IdP's signing
+ * certificates (der_t), their public keys (PEM), its metadata without
+ * KeyDescriptors (NULL when unreadable). */
+const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                  const char *base_url, int with_keys);
+apr_array_header_t *rsp_saml_idp_signing_certs(apr_pool_t *p, const char *md);
+apr_array_header_t *rsp_saml_idp_public_keys(apr_pool_t *p,
+                                             const apr_array_header_t *certs);
+const char *rsp_saml_without_key_descriptors(apr_pool_t *p, const char *md);
+
 /* The check= name of a Lasso error code. */
 const char *rsp_saml_check_of(int rc);
 

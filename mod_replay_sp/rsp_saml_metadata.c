@@ -1,0 +1,237 @@
+/* Metadata: the SP's own (what it publishes, and the copy its Lasso
+ * servers are built from) and what is read from an IdP's (its signing
+ * certificates, as bare public keys for Lasso, and its metadata without
+ * them). */
+#include <string.h>
+
+#include <apr_base64.h>
+#include <apr_strings.h>
+
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "rsp_saml.h"
+#include "rsp_saml_int.h"
+#include "rsp_saml_shape.h"
+
+static const char *xml_escape(apr_pool_t *p, const char *s)
+{
+    apr_size_t len = 0;
+    const char *c;
+    char *out, *o;
+
+    for (c = s; *c; c++) {
+        len += (*c == '&') ? 5 : (*c == '<' || *c == '>') ? 4 : (*c == '"') ? 6 : 1;
+    }
+    out = o = apr_palloc(p, len + 1);
+    for (c = s; *c; c++) {
+        switch (*c) {
+        case '&': memcpy(o, "&amp;", 5); o += 5; break;
+        case '<': memcpy(o, "&lt;", 4); o += 4; break;
+        case '>': memcpy(o, "&gt;", 4); o += 4; break;
+        case '"': memcpy(o, "&quot;", 6); o += 6; break;
+        default: *o++ = *c;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The SP's metadata; with_keys 0 leaves the KeyDescriptors out (the copy
+ * our LassoServer is built from: Lasso would load each key through an
+ * xmlsec keys manager, which reads the system's CA bundle, and nothing of
+ * ours uses the server's own public keys). */
+const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                  const char *base_url, int with_keys)
+{
+    static const char ki[] =
+        "<ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s"
+        "</ds:X509Certificate></ds:X509Data></ds:KeyInfo>";
+    /* What we decrypt, the IdP's choice among them: AES-GCM first
+     * (saml2int SDP-ALG01), AES-CBC for IdPs without it, and the one key
+     * transport we accept. */
+    static const char methods[] =
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_GCM "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_GCM "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_CBC "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_CBC "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>\n  ";
+    const char *sign_kd, *enc_kd, *kds = "";
+
+    /* A guard has no key pair of its own: its metadata (for its own
+     * LassoServer only) has no KeyDescriptor. */
+    if (sp->cert_b64 && with_keys) {
+        sign_kd = apr_psprintf(p, ki, sp->cert_b64);
+        enc_kd = apr_psprintf(p, ki, sp->enc_cert_b64 ? sp->enc_cert_b64
+                                                      : sp->cert_b64);
+        kds = apr_psprintf(p, "  <md:KeyDescriptor use=\"signing\">%s"
+                           "</md:KeyDescriptor>\n"
+                           "  <md:KeyDescriptor use=\"encryption\">%s%s"
+                           "</md:KeyDescriptor>\n", sign_kd, enc_kd, methods);
+    }
+
+    return apr_psprintf(
+        p,
+        "<?xml version=\"1.0\"?>\n"
+        "<md:EntityDescriptor xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\" "
+        "xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\" entityID=\"%s\">\n"
+        " <md:SPSSODescriptor WantAssertionsSigned=\"true\" "
+        "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
+        "%s"
+        "  <md:SingleLogoutService "
+        "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
+        "Location=\"%s/slo\"/>\n"
+        "  <md:AssertionConsumerService index=\"0\" isDefault=\"true\" "
+        "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST\" "
+        "Location=\"%s/acs\"/>\n"
+        " </md:SPSSODescriptor>\n"
+        "</md:EntityDescriptor>\n",
+        xml_escape(p, sp->entity_id), kds, xml_escape(p, base_url),
+        xml_escape(p, base_url));
+}
+
+const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                              const char *base_url)
+{
+    return rsp_saml_metadata_xml(p, sp, base_url, 1);
+}
+
+/* The IdP's signing certificates (KeyDescriptor use="signing" or without
+ * use, in its IDPSSODescriptor), DER, for the HTTP-Redirect signatures we
+ * verify ourselves. */
+apr_array_header_t *rsp_saml_idp_signing_certs(apr_pool_t *p, const char *md)
+{
+    apr_array_header_t *out = apr_array_make(p, 2, sizeof(der_t));
+    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOBLANKS);
+    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
+    xmlXPathObjectPtr res = NULL;
+    int i;
+
+    if (ctx) {
+        xmlXPathRegisterNs(ctx, BAD_CAST "md",
+                           BAD_CAST "urn:oasis:names:tc:SAML:2.0:metadata");
+        xmlXPathRegisterNs(ctx, BAD_CAST "ds",
+                           BAD_CAST "http://www.w3.org/2000/09/xmldsig#");
+        res = xmlXPathEvalExpression(
+            BAD_CAST "//md:IDPSSODescriptor/md:KeyDescriptor[not(@use) or "
+                     "@use='signing']//ds:X509Certificate", ctx);
+    }
+    for (i = 0; res && res->nodesetval && i < res->nodesetval->nodeNr; i++) {
+        xmlChar *text = xmlNodeGetContent(res->nodesetval->nodeTab[i]);
+        char *clean, *o;
+        const char *c;
+        const unsigned char *q;
+        X509 *x;
+        der_t d;
+
+        if (!text) {
+            continue;
+        }
+        clean = o = apr_palloc(p, strlen((char *)text) + 1);
+        for (c = (char *)text; *c; c++) {
+            if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
+                *o++ = *c;
+            }
+        }
+        *o = '\0';
+        xmlFree(text);
+        d.der = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean));
+        d.len = apr_base64_decode_binary(d.der, clean);
+        q = d.der;
+        if (d.len > 0 && (x = d2i_X509(NULL, &q, d.len)) != NULL) {
+            X509_free(x);
+            APR_ARRAY_PUSH(out, der_t) = d;
+        }
+    }
+    if (res) {
+        xmlXPathFreeObject(res);
+    }
+    if (ctx) {
+        xmlXPathFreeContext(ctx);
+    }
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+    return out;
+}
+
+/* An entity's metadata without its KeyDescriptors, for Lasso: its keys
+ * are handed to Lasso as bare keys (see rsp_saml_idp_public_keys). NULL when the
+ * XML cannot be read back. */
+const char *rsp_saml_without_key_descriptors(apr_pool_t *p, const char *md)
+{
+    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR
+                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
+    xmlXPathObjectPtr res = NULL;
+    xmlChar *text = NULL;
+    const char *out = NULL;
+    int i, len = 0;
+
+    if (ctx) {
+        xmlXPathRegisterNs(ctx, BAD_CAST "md",
+                           BAD_CAST "urn:oasis:names:tc:SAML:2.0:metadata");
+        res = xmlXPathEvalExpression(BAD_CAST "//md:KeyDescriptor", ctx);
+    }
+    if (res) {
+        for (i = 0; res->nodesetval && i < res->nodesetval->nodeNr; i++) {
+            xmlNodePtr n = res->nodesetval->nodeTab[i];
+            xmlUnlinkNode(n);
+            xmlFreeNode(n);
+            res->nodesetval->nodeTab[i] = NULL;
+        }
+        xmlDocDumpMemory(doc, &text, &len);
+    }
+    if (text && len > 0) {
+        out = apr_pstrmemdup(p, (const char *)text, (apr_size_t)len);
+    }
+    xmlFree(text);
+    if (res) {
+        xmlXPathFreeObject(res);
+    }
+    if (ctx) {
+        xmlXPathFreeContext(ctx);
+    }
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+    return out;
+}
+
+/* The public keys of the IdP's signing certificates, PEM. Lasso holds
+ * them as bare keys: xmlsec duplicates a key for every signature it
+ * checks, and a key that carries its certificate is duplicated with it
+ * (and re-decoded). Trust comes from the metadata, never from the
+ * certificate's issuer, so nothing is lost. */
+apr_array_header_t *rsp_saml_idp_public_keys(apr_pool_t *p,
+                                             const apr_array_header_t *certs)
+{
+    apr_array_header_t *out = apr_array_make(p, certs->nelts ? certs->nelts : 1,
+                                             sizeof(const char *));
+    int i;
+
+    for (i = 0; i < certs->nelts; i++) {
+        const der_t *d = &APR_ARRAY_IDX(certs, i, der_t);
+        const unsigned char *q = d->der;
+        X509 *x = d2i_X509(NULL, &q, d->len);
+        EVP_PKEY *key = x ? X509_get0_pubkey(x) : NULL;
+        BIO *b = key ? BIO_new(BIO_s_mem()) : NULL;
+        char *data;
+        long n;
+
+        if (b && PEM_write_bio_PUBKEY(b, key) == 1
+            && (n = BIO_get_mem_data(b, &data)) > 0) {
+            APR_ARRAY_PUSH(out, const char *) =
+                apr_pstrmemdup(p, data, (apr_size_t)n);
+        }
+        BIO_free(b);
+        X509_free(x);
+    }
+    return out;
+}
