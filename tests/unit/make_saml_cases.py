@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""The signed fixtures of the SAML unit suite (test_rsp_saml.c), made by
+the test IdP (tests/idp) when the suite runs, never edited by hand:
+
+    /usr/bin/python3 tests/unit/make_saml_cases.py DIR [DTD_PORT]
+
+Writes into DIR: sp.key, sp.crt (the SP's pair), idp-metadata.xml (the
+IdP the SP trusts) and cases/NAME.b64, one base64 SAMLResponse per case,
+minted now for the SP and ACS below. The attacks are made from responses
+the IdP really signed, changed afterwards as an attacker would (as text:
+re-serialising would change what the signatures cover). DTD_PORT: where
+the external-entity case points its DTD (the suite listens there and
+checks that nothing connects).
+"""
+import base64
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "idp"))
+
+import rsp_testidp as tidp  # noqa: E402
+
+SP = "https://sp.unit.example/saml"        # test_rsp_saml.c: SP_ENTITY
+ACS = SP + "/acs"
+IDP = "https://idp.unit.example/idp"       # test_rsp_saml.c: IDP_ENTITY
+
+ASSERTION = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
+SIGNATURE = re.compile(r"<(?:ds:)?Signature\b.*?</(?:ds:)?Signature>", re.S)
+DSIG = "http://www.w3.org/2000/09/xmldsig#"
+
+
+def b64(xml):
+    return base64.b64encode(xml.encode("utf-8")).decode("ascii")
+
+
+def one(pattern, text):
+    found = pattern.findall(text)
+    if len(found) != 1:
+        raise SystemExit("make_saml_cases: expected one match of %s, got %d"
+                         % (pattern.pattern[:30], len(found)))
+    return found[0]
+
+
+def evil_copy(assertion, new_id, user="mallory"):
+    """The assertion with another ID and NameID, and no signature: what an
+    attacker writes."""
+    a = SIGNATURE.sub("", assertion)
+    a = re.sub(r'\bID="[^"]*"', 'ID="%s"' % new_id, a, count=1)
+    return re.sub(r"(<saml:NameID\b[^>]*>)[^<]*(<)", r"\g<1>%s\2" % user, a, count=1)
+
+
+def main(out, dtd_port):
+    os.makedirs(os.path.join(out, "cases"), exist_ok=True)
+    key, cert = tidp.make_keypair(out, "sp", "rsp unit sp")
+    idp = tidp.TestIdP(os.path.join(out, "idp"), entity_id=IDP)
+    rogue = tidp.TestIdP(os.path.join(out, "rogue"), entity_id=IDP)
+    with open(idp.metadata_path) as f, open(os.path.join(out, "idp-metadata.xml"), "w") as g:
+        g.write(f.read())
+
+    def mint(who=idp, **kw):
+        return who.mint_xml(SP, ACS, **kw)
+
+    cases = {}
+    # accepted: each signature alone, or both
+    cases["good-both-signed"] = mint()
+    cases["good-assertion-signed"] = mint(sign_response=False)
+    cases["good-response-signed"] = mint(sign_assertion=False)
+    # signatures
+    cases["unsigned"] = mint(sign_response=False, sign_assertion=False)
+    cases["another-key"] = mint(who=rogue)
+    cases["broken-signature"] = base64.b64decode(
+        tidp.TestIdP.tamper(b64(mint(sign_response=False)))).decode()
+    # how many assertions
+    cases["two-assertions"] = mint(assertions=2)
+    cases["zero-assertions"] = mint(assertions=0)
+    # signature wrapping, on a response whose assertion alone is signed
+    base = mint(sign_response=False, name_id="alice")
+    signed = one(ASSERTION, base)
+    sid = re.search(r'\bID="([^"]*)"', signed).group(1)
+    evil = evil_copy(signed, "_evil0123456789abcdef")
+    cases["xsw-evil-before"] = base.replace(signed, evil + signed)
+    cases["xsw-evil-after"] = base.replace(signed, signed + evil)
+    cases["xsw-evil-inside"] = base.replace(
+        signed, re.sub(r"(</saml:Issuer>)", r"\1" + evil.replace("\\", "\\\\"), signed,
+                       count=1))
+    # Extensions where the schema puts it: after the Response's Issuer
+    moved = base.replace(signed, evil, 1)
+    cases["xsw-signed-in-extensions"] = moved.replace(
+        "</saml:Issuer>", "</saml:Issuer><samlp:Extensions>%s</samlp:Extensions>"
+        % signed, 1)
+    cases["xsw-signed-in-object"] = base.replace(
+        signed, evil.replace("</saml:Issuer>",
+                             '</saml:Issuer><Signature xmlns="%s"><Object>%s</Object>'
+                             "</Signature>" % (DSIG, signed), 1))
+    cases["xsw-duplicate-id"] = base.replace(signed, evil_copy(signed, sid) + signed)
+    # the signed NameID's value, whatever comments and text nodes split it
+    dotted = mint(sign_response=False, name_id="alice.admin@example.org")
+    cases["nameid-comment"] = dotted.replace(
+        ">alice.admin@example.org<", ">alice<!-- a comment -->.admin@example.org<", 1)
+    # DOCTYPE: internal entities, an external DTD (never fetched)
+    plain = mint(sign_response=False)
+    body = plain.split("?>", 1)[1] if plain.startswith("<?xml") else plain
+    cases["doctype-entity"] = (
+        '<!DOCTYPE samlp:Response [<!ENTITY who "alice">]>' + body).replace(
+        ">alice<", ">&who;<", 1)
+    cases["doctype-external"] = (
+        '<!DOCTYPE samlp:Response SYSTEM "http://127.0.0.1:%d/evil.dtd">' % dtd_port) + body
+    # checks after the signatures
+    cases["wrong-audience"] = mint(audience="https://other-sp.example/saml")
+    cases["wrong-destination"] = mint(destination="https://other-sp.example/saml/acs")
+    cases["expired"] = mint(issue_instant_offset=-900, not_before_offset=-930,
+                            not_on_or_after_offset=-600, scd_not_on_or_after_offset=-600)
+    cases["window-too-long"] = mint(not_on_or_after_offset=7200,
+                                    scd_not_on_or_after_offset=7200)
+    for name, xml in cases.items():
+        with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
+            f.write(b64(xml))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        raise SystemExit(__doc__)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 9)

@@ -1,0 +1,294 @@
+/* Unit tests for the SAML response path (rsp_saml_process_response:
+ * rsp_saml_response.c, rsp_saml_shape.c, rsp_saml.c) on responses the
+ * test IdP really signed: main() runs make_saml_cases.py, which makes an
+ * SP key pair, an IdP and one response per case (the attacks made from
+ * signed responses, changed afterwards as an attacker would), into a
+ * mkdtemp directory; the SP is loaded as the module loads it and every
+ * case is checked against it: accepted with the identity the signature
+ * covers, or refused with its exact check= name.
+ *
+ * The XML-signature-wrapping family (an evil assertion before, after or
+ * inside the signed one, the signed one moved into Extensions or into a
+ * Signature's Object, two assertions with one ID), a comment splitting
+ * the signed NameID, DOCTYPE (an internal entity; an external DTD, which
+ * must never be fetched: a listener here sees whether anything connects),
+ * two and zero assertions, another key, a broken signature, and the
+ * checks after the signatures. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "rsp_unit.h"
+#include <apr_file_io.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "rsp_saml.h"
+
+#ifndef RSP_SRCDIR
+#define RSP_SRCDIR "."
+#endif
+
+#define SP_ENTITY "https://sp.unit.example/saml"   /* make_saml_cases.py */
+#define ACS_URL SP_ENTITY "/acs"
+
+static char dir[] = "/tmp/rsp-saml-XXXXXX";
+static int dtd_fd = -1;
+static apr_pool_t *root;
+static rsp_saml_sp_t sp;
+static rsp_lasso_server_t *server;
+
+typedef struct {
+    const char *name;
+    const char *check;    /* NULL: accepted */
+    const char *name_id;  /* when accepted */
+} case_t;
+
+static const case_t cases[] = {
+    {"good-both-signed", NULL, "alice"},
+    {"good-assertion-signed", NULL, "alice"},
+    {"good-response-signed", NULL, "alice"},
+    {"unsigned", "signature", NULL},
+    {"another-key", "signature", NULL},
+    {"broken-signature", "signature", NULL},
+    {"two-assertions", "assertion-count", NULL},
+    {"zero-assertions", "assertion-count", NULL},
+    {"xsw-evil-before", "assertion-count", NULL},
+    {"xsw-evil-after", "assertion-count", NULL},
+    {"xsw-evil-inside", "assertion-count", NULL},
+    {"xsw-signed-in-extensions", "signature", NULL},
+    {"xsw-signed-in-object", "signature", NULL},
+    {"xsw-duplicate-id", "assertion-count", NULL},
+    {"nameid-comment", NULL, "alice.admin@example.org"},
+    {"doctype-entity", "xml", NULL},
+    {"doctype-external", "xml", NULL},
+    {"wrong-audience", "audience", NULL},
+    {"wrong-destination", "destination", NULL},
+    {"expired", "expired", NULL},
+    {"window-too-long", "window-too-long", NULL},
+};
+#define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
+
+static const char *read_case(apr_pool_t *p, const char *name)
+{
+    const char *path = apr_psprintf(p, "%s/cases/%s.b64", dir, name);
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_size_t n;
+    char *buf;
+
+    ck_assert_msg(apr_file_open(&f, path, APR_FOPEN_READ, 0, p) == APR_SUCCESS,
+                  "no fixture %s", path);
+    ck_assert_int_eq(apr_file_info_get(&fi, APR_FINFO_SIZE, f), APR_SUCCESS);
+    buf = apr_palloc(p, (apr_size_t)fi.size + 1);
+    ck_assert_int_eq(apr_file_read_full(f, buf, (apr_size_t)fi.size, &n),
+                     APR_SUCCESS);
+    buf[n] = '\0';
+    apr_file_close(f);
+    return buf;
+}
+
+static apr_status_t process(const char *b64, rsp_assertion_t **a,
+                            const char **check, const char **detail)
+{
+    rsp_check_params_t cp;
+
+    memset(&cp, 0, sizeof(cp));
+    cp.sp = &sp;
+    cp.entity_id = SP_ENTITY;
+    cp.acs_url = ACS_URL;
+    cp.now = apr_time_now();
+    cp.skew_s = 180;
+    cp.max_window_s = 3600;
+    *a = NULL;
+    *check = *detail = NULL;
+    return rsp_saml_process_response(a, pool, server, b64, &cp, check, detail);
+}
+
+START_TEST(test_case)
+{
+    const case_t *c = &cases[_i];
+    rsp_assertion_t *a;
+    const char *check, *detail;
+    apr_status_t rv = process(read_case(pool, c->name), &a, &check, &detail);
+
+    if (!c->check) {
+        ck_assert_msg(rv == APR_SUCCESS, "%s: refused, check=%s: %s", c->name,
+                      check ? check : "?", detail ? detail : "?");
+        ck_assert_ptr_nonnull(a);
+        /* the whole signed value, whatever splits its text */
+        ck_assert_str_eq(a->name_id, c->name_id);
+        ck_assert_str_eq(a->issuer, "https://idp.unit.example/idp");
+        ck_assert(a->ttl_ms > 0);
+    }
+    else {
+        ck_assert_msg(rv != APR_SUCCESS, "%s: accepted (user %s), expected "
+                      "check=%s", c->name, a && a->name_id ? a->name_id : "?",
+                      c->check);
+        ck_assert_msg(check && !strcmp(check, c->check),
+                      "%s: check=%s (%s), expected check=%s", c->name,
+                      check ? check : "(none)", detail ? detail : "", c->check);
+        ck_assert_msg(detail && *detail, "%s: no detail", c->name);
+    }
+}
+END_TEST
+
+/* The external DTD was never asked for: nothing connected to the port
+ * the fixture names. */
+START_TEST(test_external_dtd_never_fetched)
+{
+    rsp_assertion_t *a;
+    const char *check, *detail;
+    struct pollfd pfd;
+
+    ck_assert_int_ne(process(read_case(pool, "doctype-external"), &a, &check,
+                             &detail), APR_SUCCESS);
+    pfd.fd = dtd_fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    ck_assert_int_eq(poll(&pfd, 1, 200), 0);
+}
+END_TEST
+
+/* The same response is the same verdict: a case run twice. */
+START_TEST(test_verdicts_are_stable)
+{
+    rsp_assertion_t *a;
+    const char *check, *detail;
+    const char *good = read_case(pool, "good-both-signed");
+    const char *bad = read_case(pool, "xsw-evil-before");
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(process(good, &a, &check, &detail), APR_SUCCESS);
+        ck_assert_int_ne(process(bad, &a, &check, &detail), APR_SUCCESS);
+        ck_assert_str_eq(check, "assertion-count");
+    }
+}
+END_TEST
+
+static Suite *saml_suite(void)
+{
+    Suite *s = suite_create("rsp_saml");
+    TCase *tc = tcase_create("responses");
+
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_case, 0, NCASES);
+    tcase_add_test(tc, test_external_dtd_never_fetched);
+    tcase_add_test(tc, test_verdicts_are_stable);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* A listening loopback socket (never accepted on): the external DTD's
+ * address. */
+static int dtd_listener(int *port)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0
+        || listen(fd, 4) != 0
+        || getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        perror("listener");
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* make_saml_cases.py DIR PORT, bounded by its own work (a few seconds). */
+static int make_cases(int port)
+{
+    char portbuf[16];
+    pid_t pid;
+    int status = 0;
+
+    snprintf(portbuf, sizeof(portbuf), "%d", port);
+    pid = fork();
+    if (pid == 0) {
+        execl("/usr/bin/python3", "python3",
+              RSP_SRCDIR "/tests/unit/make_saml_cases.py", dir, portbuf,
+              (char *)NULL);
+        perror("exec /usr/bin/python3");
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
+        || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "make_saml_cases.py failed (status %d)\n", status);
+        return -1;
+    }
+    return 0;
+}
+
+static void remove_tree(const char *d)
+{
+    pid_t pid = fork();
+    int status;
+
+    if (pid == 0) {
+        execl("/bin/rm", "rm", "-rf", d, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0) {
+        waitpid(pid, &status, 0);
+    }
+}
+
+int main(void)
+{
+    const char *err = NULL;
+    rsp_sp_input_t input;
+    int port = 0, rc = 99;
+
+    if (!mkdtemp(dir) || (dtd_fd = dtd_listener(&port)) < 0
+        || make_cases(port) != 0) {
+        fprintf(stderr, "cannot make the SAML fixtures in %s\n", dir);
+        return 99;
+    }
+    apr_initialize();
+    apr_pool_create(&root, NULL);
+    if (rsp_saml_global_init(&err) != APR_SUCCESS) {
+        fprintf(stderr, "Lasso: %s\n", err);
+        return 99;
+    }
+    rsp_saml_log_install();   /* Lasso's messages to our log (dropped) */
+    memset(&sp, 0, sizeof(sp));
+    sp.entity_id = SP_ENTITY;
+    sp.key_file = apr_pstrcat(root, dir, "/sp.key", NULL);
+    sp.cert_file = apr_pstrcat(root, dir, "/sp.crt", NULL);
+    sp.idp_files = apr_array_make(root, 1, sizeof(const char *));
+    APR_ARRAY_PUSH(sp.idp_files, const char *) =
+        apr_pstrcat(root, dir, "/idp-metadata.xml", NULL);
+    sp.enc_publish = -1;
+    if (rsp_saml_sp_load(&sp, root, &input, &err) != APR_SUCCESS
+        || rsp_saml_server_new(&server, &sp, &err) != APR_SUCCESS) {
+        fprintf(stderr, "cannot load the SP of %s: %s\n", dir, err);
+    }
+    else {
+        rc = rsp_unit_run(saml_suite());
+        rsp_saml_server_free(server);
+    }
+    close(dtd_fd);
+    if (rc == 0) {
+        remove_tree(dir);
+    }
+    else {
+        fprintf(stderr, "fixtures kept in %s\n", dir);
+    }
+    apr_pool_destroy(root);
+    apr_terminate();
+    return rc;
+}
