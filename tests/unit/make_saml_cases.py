@@ -5,8 +5,9 @@ the test IdP (tests/idp) when the suite runs, never edited by hand:
     /usr/bin/python3 tests/unit/make_saml_cases.py DIR [DTD_PORT]
 
 Writes into DIR: sp.key, sp.crt (the SP's pair), idp-metadata.xml (the
-IdP the SP trusts) and cases/NAME.b64, one base64 SAMLResponse per case,
-minted now for the SP and ACS below. The attacks are made from responses
+IdP the SP trusts), cases/NAME.b64, one base64 SAMLResponse per case,
+minted now for the SP and ACS below, and logout/NAME.txt, one raw
+HTTP-Redirect query per case: the IdP's LogoutRequests, signed or not. The attacks are made from responses
 the IdP really signed, changed afterwards as an attacker would (as text:
 re-serialising would change what the signatures cover). DTD_PORT: where
 the external-entity case points its DTD (the suite listens there and
@@ -15,7 +16,9 @@ checks that nothing connects).
 import base64
 import os
 import re
+import subprocess
 import sys
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "idp"))
@@ -24,6 +27,7 @@ import rsp_testidp as tidp  # noqa: E402
 
 SP = "https://sp.unit.example/saml"        # test_rsp_saml.c: SP_ENTITY
 ACS = SP + "/acs"
+SLO = SP + "/slo"
 IDP = "https://idp.unit.example/idp"       # test_rsp_saml.c: IDP_ENTITY
 
 ASSERTION = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
@@ -117,6 +121,40 @@ def main(out, dtd_port):
     for name, xml in cases.items():
         with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
             f.write(b64(xml))
+    logout_requests(out, idp, rogue, cert)
+
+
+def resign(url, key_path, digest, alg_uri):
+    """The query of url re-signed with key_path (openssl), SigAlg alg_uri."""
+    keep = [p for p in tidp.redirect_query(url).split("&")
+            if not p.startswith(("SigAlg=", "Signature="))]
+    signed = "&".join(keep + ["SigAlg=" + urllib.parse.quote(alg_uri, safe="")])
+    sig = subprocess.run(["openssl", "dgst", "-" + digest, "-sign", key_path],
+                         input=signed.encode(), capture_output=True, check=True,
+                         timeout=30).stdout
+    return "%s&Signature=%s" % (signed, urllib.parse.quote(
+        base64.b64encode(sig).decode(), safe=""))
+
+
+def logout_requests(out, idp, rogue, cert):
+    os.makedirs(os.path.join(out, "logout"), exist_ok=True)
+    md = tidp.sp_metadata(SP, ACS, cert, slo_url=SLO)
+    url, _ = idp.logout_request_url(md, "alice", session_index="_s1",
+                                    relay_state="/bye")
+    q = {
+        "good": tidp.redirect_query(url),
+        "good-sha512": resign(url, idp.key_path, "sha512",
+                              "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512"),
+        "sha1": resign(url, idp.key_path, "sha1",
+                       "http://www.w3.org/2000/09/xmldsig#rsa-sha1"),
+        "tampered": tidp.redirect_query(tidp.TestIdP.tamper_redirect(url)),
+        "unsigned": tidp.redirect_query(idp.logout_request_url(md, "alice", sign=False)[0]),
+        "another-key": tidp.redirect_query(rogue.logout_request_url(md, "alice")[0]),
+        "no-saml-request": "RelayState=%2Fbye",
+    }
+    for name, query in q.items():
+        with open(os.path.join(out, "logout", name + ".txt"), "w") as f:
+            f.write(query)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,25 @@
-/* Unit tests for the SAML response path (rsp_saml_process_response:
- * rsp_saml_response.c, rsp_saml_shape.c, rsp_saml.c) on responses the
- * test IdP really signed: main() runs make_saml_cases.py, which makes an
- * SP key pair, an IdP and one response per case (the attacks made from
- * signed responses, changed afterwards as an attacker would), into a
- * mkdtemp directory; the SP is loaded as the module loads it and every
- * case is checked against it: accepted with the identity the signature
- * covers, or refused with its exact check= name.
+/* Unit tests for the SAML files on messages the test IdP really signed:
+ * the response path (rsp_saml_process_response: rsp_saml_response.c,
+ * rsp_saml_shape.c), the IdP's LogoutRequests, our answers to them and
+ * our AuthnRequests (rsp_saml_messages.c), the SP's metadata and the
+ * IdP's keys (rsp_saml_metadata.c, rsp_saml.c).
  *
- * The XML-signature-wrapping family (an evil assertion before, after or
- * inside the signed one, the signed one moved into Extensions or into a
- * Signature's Object, two assertions with one ID), a comment splitting
- * the signed NameID, DOCTYPE (an internal entity; an external DTD, which
- * must never be fetched: a listener here sees whether anything connects),
- * two and zero assertions, another key, a broken signature, and the
- * checks after the signatures. */
+ * main() runs make_saml_cases.py, which makes an SP key pair, an IdP, one
+ * response and one logout query per case (the attacks made from signed
+ * messages, changed afterwards as an attacker would) into a mkdtemp
+ * directory; the SP is loaded as the module loads it and every case is
+ * checked against it: accepted with the identity the signature covers,
+ * or refused with its exact check= name.
+ *
+ * Responses: the XML-signature-wrapping family (an evil assertion
+ * before, after or inside the signed one, the signed one moved into
+ * Extensions or into a Signature's Object, two assertions with one ID), a
+ * comment splitting the signed NameID, DOCTYPE (an internal entity; an
+ * external DTD, which must never be fetched: a listener here sees whether
+ * anything connects), two and zero assertions, another key, a broken
+ * signature, and the checks after the signatures. LogoutRequests:
+ * RSA-SHA256 and -SHA512 taken, RSA-SHA1 (not allowed here), tampered,
+ * unsigned, another key and no SAMLRequest refused. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -174,6 +180,128 @@ START_TEST(test_verdicts_are_stable)
 }
 END_TEST
 
+/* ---- the IdP's LogoutRequests (HTTP-Redirect, signature checked by
+ * the module itself) ---- */
+
+typedef struct {
+    const char *name;
+    const char *check;    /* NULL: taken */
+} logout_case_t;
+
+static const logout_case_t logout_cases[] = {
+    {"good", NULL},
+    {"good-sha512", NULL},
+    {"sha1", "signature"},          /* ReplaySPAllowSHA1 not given */
+    {"tampered", "signature"},
+    {"unsigned", "signature"},
+    {"another-key", "signature"},
+    {"no-saml-request", "binding"},
+};
+#define NLOGOUT ((int)(sizeof(logout_cases) / sizeof(logout_cases[0])))
+
+static const char *read_logout(apr_pool_t *p, const char *name)
+{
+    const char *path = apr_psprintf(p, "%s/logout/%s.txt", dir, name);
+    apr_file_t *f;
+    char *buf = apr_palloc(p, 65536);
+    apr_size_t n = 65535;
+
+    ck_assert_msg(apr_file_open(&f, path, APR_FOPEN_READ, 0, p) == APR_SUCCESS,
+                  "no fixture %s", path);
+    apr_file_read(f, buf, &n);
+    buf[n] = '\0';
+    apr_file_close(f);
+    return buf;
+}
+
+START_TEST(test_logout_request)
+{
+    const logout_case_t *c = &logout_cases[_i];
+    rsp_logout_request_t req;
+    rsp_slo_t *slo = NULL;
+    const char *check = NULL, *detail = NULL, *url = NULL, *err = NULL;
+    apr_status_t rv;
+
+    memset(&req, 0, sizeof(req));
+    rv = rsp_saml_logout_request_in(&slo, pool, server, &sp,
+                                    read_logout(pool, c->name), &req, &check,
+                                    &detail);
+    if (!c->check) {
+        ck_assert_msg(rv == APR_SUCCESS, "%s: refused, check=%s: %s", c->name,
+                      check ? check : "?", detail ? detail : "?");
+        ck_assert_str_eq(req.issuer, "https://idp.unit.example/idp");
+        ck_assert_str_eq(req.name_id, "alice");
+        ck_assert_int_eq(req.session_indexes->nelts, 1);
+        ck_assert_str_eq(APR_ARRAY_IDX(req.session_indexes, 0, const char *),
+                         "_s1");
+        ck_assert_ptr_null(req.weak_signature);
+        /* the answer: a signed LogoutResponse back to the IdP */
+        ck_assert_msg(rsp_saml_logout_answer(slo, pool, &req, &url, &err)
+                      == APR_SUCCESS, "answer: %s", err ? err : "?");
+        ck_assert_ptr_nonnull(strstr(url, "SAMLResponse="));
+        ck_assert_ptr_nonnull(strstr(url, "&Signature="));
+        ck_assert_ptr_nonnull(strstr(url, "RelayState=%2Fbye"));
+    }
+    else {
+        ck_assert_msg(rv != APR_SUCCESS, "%s: taken, expected check=%s",
+                      c->name, c->check);
+        ck_assert_msg(check && !strcmp(check, c->check),
+                      "%s: check=%s (%s), expected check=%s", c->name,
+                      check ? check : "(none)", detail ? detail : "", c->check);
+    }
+    if (slo) {
+        rsp_saml_slo_free(slo, pool);
+    }
+}
+END_TEST
+
+/* ---- what the SP sends and publishes ---- */
+
+START_TEST(test_authn_request)
+{
+    const char *url = NULL, *id = NULL, *err = NULL;
+
+    ck_assert_msg(rsp_saml_authn_request(pool, server,
+                                         "https://idp.unit.example/idp",
+                                         ACS_URL, "token-1", &url, &id, &err)
+                  == APR_SUCCESS, "AuthnRequest: %s", err ? err : "?");
+    /* to the IdP's SingleSignOnService, the RelayState as given, unsigned
+     * (the IdP's metadata does not ask for signed requests) */
+    ck_assert_msg(!strncmp(url, "http://127.0.0.1/idp/sso?", 25), "url %s", url);
+    ck_assert_ptr_nonnull(strstr(url, "SAMLRequest="));
+    ck_assert_ptr_nonnull(strstr(url, "RelayState=token-1"));
+    ck_assert_ptr_null(strstr(url, "Signature="));
+    ck_assert(id && id[0] == '_' && strlen(id) >= 16);
+    /* an IdP this SP does not know */
+    ck_assert_int_ne(rsp_saml_authn_request(pool, server,
+                                            "https://unknown.example/idp",
+                                            ACS_URL, "t", &url, &id, &err),
+                     APR_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_metadata)
+{
+    const char *md = rsp_saml_metadata(pool, &sp, SP_ENTITY);
+
+    ck_assert_ptr_nonnull(strstr(md, "entityID=\"" SP_ENTITY "\""));
+    ck_assert_ptr_nonnull(strstr(md, "Location=\"" SP_ENTITY "/acs\""));
+    ck_assert_ptr_nonnull(strstr(md, "Location=\"" SP_ENTITY "/slo\""));
+    ck_assert_ptr_nonnull(strstr(md, "WantAssertionsSigned=\"true\""));
+    ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"signing\">"));
+    ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"encryption\">"));
+    ck_assert_ptr_nonnull(strstr(md, "aes256-gcm"));
+    ck_assert_ptr_null(strstr(md, "rsa-1_5"));
+    /* names are escaped */
+    md = rsp_saml_metadata(pool, &sp, "https://sp.example/a&b<\"");
+    ck_assert_ptr_nonnull(strstr(md, "https://sp.example/a&amp;b&lt;&quot;/acs"));
+    /* the IdP's signing key, taken from its metadata */
+    ck_assert_int_eq(sp.idp_keys->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(sp.idp_keys, 0, apr_array_header_t *)->nelts,
+                     1);
+}
+END_TEST
+
 static Suite *saml_suite(void)
 {
     Suite *s = suite_create("rsp_saml");
@@ -184,6 +312,14 @@ static Suite *saml_suite(void)
     tcase_add_loop_test(tc, test_case, 0, NCASES);
     tcase_add_test(tc, test_external_dtd_never_fetched);
     tcase_add_test(tc, test_verdicts_are_stable);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("messages");
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_logout_request, 0, NLOGOUT);
+    tcase_add_test(tc, test_authn_request);
+    tcase_add_test(tc, test_metadata);
     suite_add_tcase(s, tc);
     return s;
 }
