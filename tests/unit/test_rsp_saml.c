@@ -305,6 +305,8 @@ END_TEST
 static Suite *saml_suite(void)
 {
     Suite *s = suite_create("rsp_saml");
+    /* one test case per file: rsp_saml_response.c (and rsp_saml_shape.c),
+     * rsp_saml_messages.c, rsp_saml_metadata.c */
     TCase *tc = tcase_create("responses");
 
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
@@ -319,6 +321,10 @@ static Suite *saml_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_logout_request, 0, NLOGOUT);
     tcase_add_test(tc, test_authn_request);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("metadata");
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_metadata);
     suite_add_tcase(s, tc);
     return s;
