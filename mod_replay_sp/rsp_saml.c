@@ -11,6 +11,8 @@
 #include <apr_strings.h>
 
 #include <lasso/lasso.h>
+#include <lasso/lasso_config.h>
+#include <lasso/logging.h>
 #include <lasso/utils.h>
 #include <lasso/xml/saml-2.0/samlp2_authn_request.h>
 #include <lasso/xml/saml-2.0/samlp2_logout_request.h>
@@ -58,6 +60,34 @@ static void glib_log(const gchar *domain, GLogLevelFlags level,
         return;
     }
     rsp_log(RSP_LOG_DEBUG, "%s: %s", domain ? domain : "glib", message);
+}
+
+/* Lasso's lasso_log formats every trace (and the date, through
+ * localtime) before GLib hands it to glib_log above, which drops the debug
+ * and info ones: a tenth of a sign-in's instructions went to traces
+ * nobody sees. This definition takes the place of Lasso's in the module's
+ * process (liblasso calls lasso_log through its PLT, and the module comes
+ * before liblasso when httpd loads it): those traces now cost a test and
+ * a return, and the others reach glib_log as before, without the date
+ * (our log has its own). */
+void lasso_log(GLogLevelFlags level, const char *filename, int line,
+               const char *function, const char *format, ...)
+{
+    char msg[1024];
+    va_list args;
+
+    if (level & (G_LOG_LEVEL_DEBUG | G_LOG_LEVEL_INFO)) {
+        return;
+    }
+    va_start(args, format);
+    g_vsnprintf(msg, sizeof(msg), format, args);
+    va_end(args);
+    if (level & G_LOG_LEVEL_CRITICAL) {
+        g_log(LASSO_LOG_DOMAIN, level, "(%s/%s:%d) %s", filename, function, line, msg);
+    }
+    else {
+        g_log(LASSO_LOG_DOMAIN, level, "%s", msg);
+    }
 }
 
 static void xml_structured(void *ctx, xmlErrorPtr e)
