@@ -100,6 +100,22 @@ const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,
     return rsp_saml_metadata_xml(p, sp, base_url, 1);
 }
 
+/* What an XPath query over a parsed document leaves to free (any may be
+ * NULL). */
+static void xpath_done(xmlXPathObjectPtr res, xmlXPathContextPtr ctx,
+                       xmlDocPtr doc)
+{
+    if (res) {
+        xmlXPathFreeObject(res);
+    }
+    if (ctx) {
+        xmlXPathFreeContext(ctx);
+    }
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+}
+
 /* The IdP's signing certificates (KeyDescriptor use="signing" or without
  * use, in its IDPSSODescriptor), DER, for the HTTP-Redirect signatures we
  * verify ourselves. */
@@ -148,15 +164,7 @@ apr_array_header_t *rsp_saml_idp_signing_certs(apr_pool_t *p, const char *md)
             APR_ARRAY_PUSH(out, der_t) = d;
         }
     }
-    if (res) {
-        xmlXPathFreeObject(res);
-    }
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
-    }
-    if (doc) {
-        xmlFreeDoc(doc);
-    }
+    xpath_done(res, ctx, doc);
     return out;
 }
 
@@ -192,15 +200,7 @@ const char *rsp_saml_without_key_descriptors(apr_pool_t *p, const char *md)
         out = apr_pstrmemdup(p, (const char *)text, (apr_size_t)len);
     }
     xmlFree(text);
-    if (res) {
-        xmlXPathFreeObject(res);
-    }
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
-    }
-    if (doc) {
-        xmlFreeDoc(doc);
-    }
+    xpath_done(res, ctx, doc);
     return out;
 }
 
