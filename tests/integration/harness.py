@@ -541,7 +541,11 @@ class ClusterNode(RedisServer):
             "--cluster-enabled", "yes",
             "--cluster-config-file", os.path.join(self.dir, "nodes.conf"),
             "--cluster-node-timeout", str(CLUSTER_NODE_TIMEOUT_MS),
-            "--cluster-port", str(self.bus_port)]
+            "--cluster-port", str(self.bus_port),
+            # replicas stay with their masters: a replica the cluster
+            # moved to a master left without one (after a failover) would
+            # leave another master short of its replicas
+            "--cluster-allow-replica-migration", "no"]
 
     def start(self, timeout=START_TIMEOUT):
         super().start(timeout)
