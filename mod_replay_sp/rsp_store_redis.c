@@ -1730,13 +1730,14 @@ static apr_status_t cluster_info(rsp_store_t *st, apr_pool_t *p,
 
     /* The map read afresh (the monitor polls seldom): every process
      * names the shards alike, whatever its requests have met. */
-    if (refresh_map(st, p, err) != APR_SUCCESS
-        && (rv = ensure_map(st, p, err)) != APR_SUCCESS) {
-        return rv;
-    }
+    rv = refresh_map(st, p, err);
     apr_thread_mutex_lock(impl->lock);
+    k = impl->map_ready;   /* else the map the requests have, if any */
     memcpy(map, impl->map, CLUSTER_SLOTS * sizeof(*map));
     apr_thread_mutex_unlock(impl->lock);
+    if (rv != APR_SUCCESS && !k) {
+        return rv;
+    }
     for (k = 0; k < MAX_NODES; k++) {
         first[k] = last[k] = -1;
     }

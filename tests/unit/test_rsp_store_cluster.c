@@ -346,6 +346,16 @@ static void assign_slot(int slot, int to)
     }
 }
 
+/* Move slot, holding keys a and b, from master src back to master dst:
+ * what a test that migrated it undoes for the next ones. */
+static void move_back(int slot, int src, int dst, const char *a, const char *b)
+{
+    ok_at(dst, "CLUSTER SETSLOT %d IMPORTING %s", slot, srv_id[src]);
+    ok_at(src, "CLUSTER SETSLOT %d MIGRATING %s", slot, srv_id[dst]);
+    ok_at(src, "MIGRATE " HOST " %d %s 0 5000 KEYS %s %s", srv_port[dst], "", a, b);
+    assign_slot(slot, dst);
+}
+
 /* ------------------------------------------------------------------ */
 /* Slots and keys                                                      */
 
@@ -498,12 +508,7 @@ START_TEST(test_moved_is_followed)
     rsp_store_redirections(st, &moved, &asked);
     ck_assert_uint_ge(moved, 1);
     ck_assert_uint_eq(asked, 0);
-    /* and back, for the next tests */
-    ok_at(from, "CLUSTER SETSLOT %d IMPORTING %s", slot, srv_id[to]);
-    ok_at(to, "CLUSTER SETSLOT %d MIGRATING %s", slot, srv_id[from]);
-    ok_at(to, "MIGRATE " HOST " %d %s 0 5000 KEYS %s %s", srv_port[from], "", k,
-          fresh);
-    assign_slot(slot, from);
+    move_back(slot, to, from, k, fresh);   /* for the next tests */
     ck_assert_int_eq(claim_ok(st, k, "third", TTL), 0);
     ck_assert_int_eq(holds(from, k), 1);
 }
@@ -540,12 +545,7 @@ START_TEST(test_ask_is_followed_once)
     ck_assert_int_eq(claim_ok(st, fresh, "moved", TTL), 0);
     rsp_store_redirections(st, &moved, &asked);
     ck_assert_uint_ge(moved, 1);
-    /* back */
-    ok_at(from, "CLUSTER SETSLOT %d IMPORTING %s", slot, srv_id[to]);
-    ok_at(to, "CLUSTER SETSLOT %d MIGRATING %s", slot, srv_id[from]);
-    ok_at(to, "MIGRATE " HOST " %d %s 0 5000 KEYS %s %s", srv_port[from], "", old,
-          fresh);
-    assign_slot(slot, from);
+    move_back(slot, to, from, old, fresh);
 }
 END_TEST
 
