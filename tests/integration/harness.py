@@ -651,6 +651,19 @@ class RedisCluster:
                 return self.by_port(e["port"])
         return None
 
+    def holds(self, key):
+        """Whether the master of key's slot holds it: the master a node's
+        view names, or, while that view lags a slot's move, the one its
+        MOVED answer names."""
+        node = self.owner(self.slot_of(key))
+        try:
+            return node.call("EXISTS", key) == 1
+        except RedisError as e:
+            if not str(e).startswith("MOVED "):
+                raise
+            port = int(str(e).rsplit(":", 1)[1])
+            return self.by_port(port).call("EXISTS", key) == 1
+
     def replicas_of(self, master):
         return [self.by_port(e["port"]) for e in self.view()
                 if e["master"] == master.node_id and "fail" not in e["flags"]]
