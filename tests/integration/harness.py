@@ -98,6 +98,15 @@ def free_port():
         s.close()
 
 
+def tail(path, n):
+    """The last n lines of a file ("" when it cannot be read)."""
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
 def port_open(port, host="127.0.0.1", timeout=0.5):
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -606,10 +615,26 @@ class RedisCluster:
         for i in range(m):
             lo, hi = i * CLUSTER_SLOTS // m, (i + 1) * CLUSTER_SLOTS // m - 1
             self.nodes[i].call("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+        hub = self.nodes[0]
         for n in self.nodes[1:]:
-            self.nodes[0].call("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
-        wait_for(lambda: all(n.cluster_info().get("cluster_known_nodes") == str(len(self.nodes))
-                             for n in self.nodes), 20, interval=0.1, what="cluster nodes met")
+            hub.call("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
+
+        def met():
+            # A handshake not answered within the node timeout is dropped
+            # and nobody else knows the node: on a loaded machine the hub
+            # can forget a node it was told to meet. Meet it again then.
+            known = {e["port"] for e in parse_cluster_nodes(hub.call("CLUSTER", "NODES"))}
+            missing = [n for n in self.nodes[1:] if n.port not in known]
+            for n in missing:
+                hub.call("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
+            return not missing and all(
+                n.cluster_info().get("cluster_known_nodes") == str(len(self.nodes))
+                for n in self.nodes)
+        try:
+            wait_for(met, 30, interval=0.1, what="cluster nodes met")
+        except HarnessError as e:
+            raise HarnessError("%s; the hub knows:\n%s\nits log ends:\n%s" % (
+                e, hub.call("CLUSTER", "NODES").decode(), tail(hub.log_path, 20))) from None
         for k, n in enumerate(self.nodes[m:]):
             n.call("CLUSTER", "REPLICATE", self.nodes[k % m].node_id)
         self.settled()

@@ -102,19 +102,28 @@ static int cmd_at(int port, char *out, size_t outlen, const char *fmt, ...)
     return rc;
 }
 
+/* Whether every server's CLUSTER INFO contains want. */
+static int info_everywhere(const char *want)
+{
+    char buf[4096];
+    int i;
+
+    for (i = 0; i < NSERVERS; i++) {
+        if (cmd_at(srv_port[i], buf, sizeof(buf), "CLUSTER INFO") != 0
+            || !strstr(buf, want)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Wait up to ms until every server's CLUSTER INFO contains want. */
 static int wait_info(const char *want, int ms)
 {
     long long until = mono_ms() + ms;
-    char buf[4096];
-    int i, ok;
 
     do {
-        for (i = 0, ok = 1; i < NSERVERS && ok; i++) {
-            ok = cmd_at(srv_port[i], buf, sizeof(buf), "CLUSTER INFO") == 0
-                && strstr(buf, want) != NULL;
-        }
-        if (ok) {
+        if (info_everywhere(want)) {
             return 0;
         }
         sleep_ms(100);
@@ -141,6 +150,44 @@ static int wait_replicas(int ms)
         sleep_ms(100);
     } while (mono_ms() < until);
     fprintf(stderr, "cluster: replicas not in sync within %d ms\n", ms);
+    return -1;
+}
+
+/* The first server meets every other one, and every server comes to know
+ * all six. A handshake not answered within the node timeout is dropped,
+ * and then nobody knows that server: on a loaded machine the first one
+ * can forget a server it was told to meet, so it is told again. */
+static int meet_all(int ms)
+{
+    long long until = mono_ms() + ms;
+    char nodes[8192], addr[32];
+    int i;
+
+    for (i = 1; i < NSERVERS; i++) {
+        if (cmd_at(srv_port[0], NULL, 0, "CLUSTER MEET " HOST " %d %d",
+                   srv_port[i], srv_bus[i]) != 0) {
+            return -1;
+        }
+    }
+    do {
+        if (cmd_at(srv_port[0], nodes, sizeof(nodes), "CLUSTER NODES") != 0) {
+            return -1;
+        }
+        for (i = 1; i < NSERVERS; i++) {
+            snprintf(addr, sizeof(addr), ":%d@", srv_port[i]);
+            if (!strstr(nodes, addr)
+                && cmd_at(srv_port[0], NULL, 0, "CLUSTER MEET " HOST " %d %d",
+                          srv_port[i], srv_bus[i]) != 0) {
+                return -1;
+            }
+        }
+        if (info_everywhere("cluster_known_nodes:6")) {
+            return 0;
+        }
+        sleep_ms(100);
+    } while (mono_ms() < until);
+    fprintf(stderr, "cluster: the servers did not all meet within %d ms; "
+            "the first one knows:\n%s\n", ms, nodes);
     return -1;
 }
 
@@ -194,13 +241,7 @@ static int cluster_start(void)
             return -1;
         }
     }
-    for (i = 1; i < NSERVERS; i++) {
-        if (cmd_at(srv_port[0], NULL, 0, "CLUSTER MEET " HOST " %d %d",
-                   srv_port[i], srv_bus[i]) != 0) {
-            return -1;
-        }
-    }
-    if (wait_info("cluster_known_nodes:6", 15000) != 0) {
+    if (meet_all(30000) != 0) {
         return -1;
     }
     for (i = NMASTERS; i < NSERVERS; i++) {
