@@ -26,6 +26,7 @@ Everything here is bounded in time: every wait has a deadline.
 
 import atexit
 import base64
+import collections
 import hashlib
 import os
 import re
@@ -88,14 +89,29 @@ class HarnessError(RuntimeError):
 # small helpers
 # --------------------------------------------------------------------------
 
+_recent_ports = collections.deque(maxlen=1024)
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0),
+    and not one this process was given lately: once its socket is closed,
+    bind(0) can offer the same port again, and ports are often taken
+    several at a time before the servers that bind them start (a cluster
+    node's bus port once came back as another node's port)."""
+    held = []
     try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        for _ in range(32):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            if port not in _recent_ports:
+                _recent_ports.append(port)
+                return port
+        raise HarnessError("no port on 127.0.0.1 that was not handed out lately")
     finally:
-        s.close()
+        for s in held:
+            s.close()
 
 
 def tail(path, n):

@@ -41,7 +41,26 @@ long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int bound_socket(int *port)
+/* The ports bound_socket handed out last: bind(0) can return a port it
+ * returned a moment ago once that socket is closed, and callers often
+ * close it and give the number to a server that binds it later. */
+#define RECENT_PORTS 256
+static int recent_ports[RECENT_PORTS];
+static unsigned recent_next;
+
+static int recently_handed_out(int port)
+{
+    int i;
+
+    for (i = 0; i < RECENT_PORTS; i++) {
+        if (recent_ports[i] == port) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int bind_any(int *port)
 {
     struct sockaddr_in sa;
     socklen_t len = sizeof(sa);
@@ -60,6 +79,26 @@ int bound_socket(int *port)
         return -1;
     }
     *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+int bound_socket(int *port)
+{
+    int held[32], nheld = 0, fd = -1;
+
+    /* a port handed out lately is held bound while another is asked for,
+     * so that the kernel cannot offer it again */
+    while (nheld < (int)(sizeof(held) / sizeof(held[0]))
+           && (fd = bind_any(port)) >= 0 && recently_handed_out(*port)) {
+        held[nheld++] = fd;
+        fd = -1;
+    }
+    while (nheld > 0) {
+        close(held[--nheld]);
+    }
+    if (fd >= 0) {
+        recent_ports[recent_next++ % RECENT_PORTS] = *port;
+    }
     return fd;
 }
 
