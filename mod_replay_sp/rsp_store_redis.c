@@ -1724,7 +1724,7 @@ static apr_status_t cluster_info(rsp_store_t *st, apr_pool_t *p,
 {
     redis_impl_t *impl = st->impl;
     apr_uint16_t *map = apr_palloc(p, CLUSTER_SLOTS * sizeof(*map));
-    int first[MAX_NODES], last[MAX_NODES], k, answered = 0;
+    int first[MAX_NODES], last[MAX_NODES], k, answered = 0, have_map;
     const char *out = "";
     apr_status_t rv;
 
@@ -1732,10 +1732,10 @@ static apr_status_t cluster_info(rsp_store_t *st, apr_pool_t *p,
      * names the shards alike, whatever its requests have met. */
     rv = refresh_map(st, p, err);
     apr_thread_mutex_lock(impl->lock);
-    k = impl->map_ready;   /* else the map the requests have, if any */
+    have_map = impl->map_ready;   /* else the map the requests have, if any */
     memcpy(map, impl->map, CLUSTER_SLOTS * sizeof(*map));
     apr_thread_mutex_unlock(impl->lock);
-    if (rv != APR_SUCCESS && !k) {
+    if (rv != APR_SUCCESS && !have_map) {
         return rv;
     }
     for (k = 0; k < MAX_NODES; k++) {

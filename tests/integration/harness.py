@@ -632,13 +632,12 @@ class RedisCluster:
             lo, hi = i * CLUSTER_SLOTS // m, (i + 1) * CLUSTER_SLOTS // m - 1
             self.nodes[i].call("CLUSTER", "ADDSLOTSRANGE", lo, hi)
         hub = self.nodes[0]
-        for n in self.nodes[1:]:
-            hub.call("CLUSTER", "MEET", "127.0.0.1", n.port, n.bus_port)
 
         def met():
+            # The hub meets every node it does not know (at first, all).
             # A handshake not answered within the node timeout is dropped
             # and nobody else knows the node: on a loaded machine the hub
-            # can forget a node it was told to meet. Meet it again then.
+            # can forget a node it was told to meet. It meets it again.
             known = {e["port"] for e in parse_cluster_nodes(hub.call("CLUSTER", "NODES"))}
             missing = [n for n in self.nodes[1:] if n.port not in known]
             for n in missing:
