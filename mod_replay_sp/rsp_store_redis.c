@@ -1033,12 +1033,11 @@ static apr_status_t parse_shards(rsp_store_t *st, apr_pool_t *p,
 }
 
 /* Read the cluster's map from its nodes in turn (the one that answered
- * last first), each within its share of the timeout. */
+ * last first), each within its share of the time left to the deadline. */
 static apr_status_t refresh_map(rsp_store_t *st, apr_pool_t *p,
-                                const char **err)
+                                apr_time_t deadline, const char **err)
 {
     redis_impl_t *impl = st->impl;
-    apr_time_t deadline = apr_time_now() + st->timeout;
     apr_uint16_t *map = apr_pcalloc(p, CLUSTER_SLOTS * sizeof(*map));
     const char *failures = "";
     int n, first, i;
@@ -1101,7 +1100,7 @@ static apr_status_t refresh_map(rsp_store_t *st, apr_pool_t *p,
  * again (one thread at a time then; the others use the one they have).
  * Fails only when there is no map. */
 static apr_status_t ensure_map(rsp_store_t *st, apr_pool_t *p,
-                               const char **err)
+                               apr_time_t deadline, const char **err)
 {
     redis_impl_t *impl = st->impl;
     int ready, due;
@@ -1118,7 +1117,7 @@ static apr_status_t ensure_map(rsp_store_t *st, apr_pool_t *p,
     if (!due) {
         return APR_SUCCESS;
     }
-    rv = refresh_map(st, p, err);
+    rv = refresh_map(st, p, deadline, err);
     if (!ready) {
         return rv;
     }
@@ -1131,14 +1130,14 @@ static apr_status_t ensure_map(rsp_store_t *st, apr_pool_t *p,
 
 /* The master of key's slot. */
 static apr_status_t node_for_key(rsp_store_t *st, apr_pool_t *p,
-                                 const char *key, node_t **out,
-                                 const char **err)
+                                 const char *key, apr_time_t deadline,
+                                 node_t **out, const char **err)
 {
     redis_impl_t *impl = st->impl;
     int slot = rsp_redis_key_slot(key, strlen(key)), idx;
     apr_status_t rv;
 
-    if ((rv = ensure_map(st, p, err)) != APR_SUCCESS) {
+    if ((rv = ensure_map(st, p, deadline, err)) != APR_SUCCESS) {
         return rv;
     }
     apr_thread_mutex_lock(impl->lock);
@@ -1155,23 +1154,38 @@ static apr_status_t node_for_key(rsp_store_t *st, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* A connection to the server that holds key. */
+/* A connection to the server that holds key. In a cluster, when the
+ * master the map names cannot be reached (nothing was sent to it), the
+ * map is read again at once (unless it was within REFRESH_GAP) and, when
+ * it names another master for the slot, that one is tried, within the
+ * same deadline: a process that has not yet heard of a failover does not
+ * fail its first request after it. */
 static apr_status_t acquire(rsp_store_t *st, apr_pool_t *p, const char *key,
                             slot_t **out, const char **err)
 {
     redis_impl_t *impl = st->impl;
-    node_t *n = impl ? &impl->nodes[0] : NULL;
+    apr_time_t deadline = apr_time_now() + st->timeout;
+    const char *why = NULL;
+    node_t *n, *other;
     apr_status_t rv;
 
     if (!impl) {
         *err = "store not initialised in this process";
         return APR_EGENERAL;
     }
-    if (st->url->cluster
-        && (rv = node_for_key(st, p, key, &n, err)) != APR_SUCCESS) {
+    if (!st->url->cluster) {
+        return acquire_at(st, p, &impl->nodes[0], out, deadline, err);
+    }
+    if ((rv = node_for_key(st, p, key, deadline, &n, err)) != APR_SUCCESS
+        || (rv = acquire_at(st, p, n, out, deadline, err)) == APR_SUCCESS
+        || apr_time_now() >= deadline
+        || node_for_key(st, p, key, deadline, &other, &why) != APR_SUCCESS
+        || other == n) {
         return rv;
     }
-    return acquire_at(st, p, n, out, apr_time_now() + st->timeout, err);
+    rsp_log(RSP_LOG_DEBUG, "store %s: %s (%s); the map read again names %s",
+            st->url->display, n->name, *err, other->name);
+    return acquire_at(st, p, other, out, deadline, err);
 }
 
 static void release(rsp_store_t *st, slot_t *s)
@@ -1730,7 +1744,7 @@ static apr_status_t cluster_info(rsp_store_t *st, apr_pool_t *p,
 
     /* The map read afresh (the monitor polls seldom): every process
      * names the shards alike, whatever its requests have met. */
-    rv = refresh_map(st, p, err);
+    rv = refresh_map(st, p, apr_time_now() + st->timeout, err);
     apr_thread_mutex_lock(impl->lock);
     have_map = impl->map_ready;   /* else the map the requests have, if any */
     memcpy(map, impl->map, CLUSTER_SLOTS * sizeof(*map));

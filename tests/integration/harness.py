@@ -695,14 +695,17 @@ class RedisCluster:
         """Whether the master of key's slot holds it: the master a node's
         view names, or, while that view lags a slot's move, the one its
         MOVED answer names."""
-        node = self.owner(self.slot_of(key))
-        try:
-            return node.call("EXISTS", key) == 1
-        except RedisError as e:
-            if not str(e).startswith("MOVED "):
-                raise
-            port = int(str(e).rsplit(":", 1)[1])
-            return self.by_port(port).call("EXISTS", key) == 1
+        slot = self.slot_of(key)
+        node, asked = self.owner(slot), []
+        for _ in range(3):
+            try:
+                return node.call("EXISTS", key) == 1
+            except RedisError as e:
+                asked.append("%d: %s" % (node.port, e))
+                if not str(e).startswith("MOVED "):
+                    break
+                node = self.by_port(int(str(e).rsplit(":", 1)[1]))
+        raise RedisError("EXISTS %s (slot %d) asked at %s" % (key, slot, "; ".join(asked)))
 
     def replicas_of(self, master):
         return [self.by_port(e["port"]) for e in self.view()
@@ -1977,6 +1980,66 @@ def post_round_robin(fleet, i, b64, relay_state=None):
     """POST b64 to the ACS of replica i (modulo their number): the status."""
     return post_acs(fleet.replicas[i % len(fleet.replicas)].base_url, b64,
                     relay_state=relay_state).status_code
+
+
+def attached_replicas(server):
+    """The ports of the replicas a Redis master itself says are attached
+    (INFO replication): the ground truth of who receives its writes."""
+    c = server.client()
+    try:
+        info = c.info("replication")
+    finally:
+        c.close()
+    ports = []
+    for k, v in info.items():
+        if k.startswith("slave") and k[5:].isdigit():
+            fields = dict(x.split("=", 1) for x in v.split(",") if "=" in x)
+            ports.append(int(fields["port"]))
+    return sorted(ports)
+
+
+def cut_off_replicas(master, replicas):
+    """Stop the replicas (SIGSTOP) and close their links on the master,
+    so that what follows is written on the master alone (a stopped
+    process's socket would still take it). The replicas stopped must be
+    all the master feeds, whatever a view of the topology says."""
+    assert attached_replicas(master) == sorted(r.port for r in replicas), (
+        attached_replicas(master), [r.port for r in replicas])
+    for r in replicas:
+        os.kill(r.pid, signal.SIGSTOP)
+    c = master.client()
+    try:
+        c.call("CLIENT", "KILL", "TYPE", "replica")
+    finally:
+        c.close()
+    wait_for(lambda: not attached_replicas(master), 5, interval=0.05,
+             what="the master without replicas")
+
+
+def answers_after_failover(fleet, responses, relay_state, bound):
+    """Each response posted again (round robin), once the store answers for
+    it. Right after the first sign-in on a promoted replica, another httpd
+    replica can still be on its way to the new master (a cluster map read
+    from a node that had not yet heard of the promotion, a reconnection
+    under way) and says 503: fail closed, and nothing about the claim. So
+    a 503 is asked again, for at most `bound` seconds in all."""
+    deadline = time.monotonic() + bound
+    out = []
+    for i, m in enumerate(responses):
+        while True:
+            s = post_round_robin(fleet, i, m.b64, relay_state)
+            if s != 503 or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        out.append(s)
+    return out
+
+
+def tagged_lines(fleet, last=30):
+    """The tagged lines each httpd replica logged since mark_logs() (the
+    last `last` of them), for a failure's message."""
+    return {name: [l for l in lines if "RSP0" in l][-last:]
+            for name, lines in fleet.new_log_lines().items()}
 
 
 class RelayState(str):

@@ -7,8 +7,10 @@
  * What is checked: the slot of a key is the server's (CLUSTER KEYSLOT),
  * the keys this module makes never form a hash tag, every store operation
  * lands on the master of its key's slot, MOVED and ASK are followed
- * (nothing lost, nothing claimed twice), WAIT counts per shard, and a
- * cluster that cannot be reached fails within the timeout.
+ * (nothing lost, nothing claimed twice), WAIT counts per shard, a
+ * cluster that cannot be reached fails within the timeout, and a master
+ * that failed over and died is left within the request that finds it
+ * gone (the last test: its fixture puts the first master back).
  *
  * The tests check the servers with hiredis connections of their own. */
 #include <signal.h>
@@ -185,21 +187,35 @@ static int meet_all(int ms)
     return -1;
 }
 
-static int cluster_start(void)
+/* Start server i on its ports, with its nodes.conf (kept across a
+ * restart: it rejoins the cluster). */
+static int start_node(int i)
 {
     const char *bin = getenv("RSP_REDIS_SERVER");
     char port[16], bus[16], conf[300], log[300], dir[300];
+    /* clang-format off */
+    const char *argv[] = {NULL,
+        "--port", port, "--bind", HOST, "--save", "",
+        "--appendonly", "no", "--daemonize", "no", "--dir", dir,
+        "--cluster-enabled", "yes", "--cluster-config-file", conf,
+        "--cluster-node-timeout", "2000", "--cluster-port", bus, NULL};
+    /* clang-format on */
+
+    argv[0] = bin ? bin : "/usr/bin/redis-server";
+    snprintf(bus, sizeof(bus), "%d", srv_bus[i]);
+    snprintf(port, sizeof(port), "%d", srv_port[i]);
+    snprintf(dir, sizeof(dir), "%s", srv_dir);
+    snprintf(conf, sizeof(conf), "%s/nodes-%d.conf", srv_dir, srv_port[i]);
+    snprintf(log, sizeof(log), "%s/redis-%d.log", srv_dir, srv_port[i]);
+    srv_pid[i] = spawn_server(argv, log, ping_port, &srv_port[i]);
+    return srv_pid[i] > 0 ? 0 : -1;
+}
+
+static int cluster_start(void)
+{
     int i, fd;
 
     for (i = 0; i < NSERVERS; i++) {
-        /* clang-format off */
-        const char *argv[] = {NULL,
-            "--port", port, "--bind", HOST, "--save", "",
-            "--appendonly", "no", "--daemonize", "no", "--dir", dir,
-            "--cluster-enabled", "yes", "--cluster-config-file", conf,
-            "--cluster-node-timeout", "2000", "--cluster-port", bus, NULL};
-        /* clang-format on */
-        argv[0] = bin ? bin : "/usr/bin/redis-server";
         if ((fd = bound_socket(&srv_port[i])) < 0) {
             perror("bind 127.0.0.1:0");
             return -1;
@@ -211,13 +227,7 @@ static int cluster_start(void)
             return -1;
         }
         close(fd);
-        snprintf(bus, sizeof(bus), "%d", srv_bus[i]);
-        snprintf(port, sizeof(port), "%d", srv_port[i]);
-        snprintf(dir, sizeof(dir), "%s", srv_dir);
-        snprintf(conf, sizeof(conf), "%s/nodes-%d.conf", srv_dir, srv_port[i]);
-        snprintf(log, sizeof(log), "%s/redis-%d.log", srv_dir, srv_port[i]);
-        srv_pid[i] = spawn_server(argv, log, ping_port, &srv_port[i]);
-        if (srv_pid[i] <= 0) {
+        if (start_node(i) != 0) {
             return -1;
         }
         if (cmd_at(srv_port[i], srv_id[i], sizeof(srv_id[i]), "CLUSTER MYID")
@@ -313,12 +323,17 @@ static const char *cluster_url(int seeds)
     return u;
 }
 
-/* The server's slot for key (CLUSTER KEYSLOT). */
+/* The server's slot for key (CLUSTER KEYSLOT), from the first server
+ * that answers. */
 static int server_slot(const char *key)
 {
-    redisContext *c = connect_to(srv_port[0]);
+    redisContext *c = NULL;
     redisReply *r;
-    int slot;
+    int slot, i;
+
+    for (i = 0; i < NSERVERS && !c; i++) {
+        c = connect_to(srv_port[i]);
+    }
 
     ck_assert_ptr_nonnull(c);
     r = redisCommand(c, "CLUSTER KEYSLOT %s", key);
@@ -630,6 +645,157 @@ START_TEST(test_wait_counts_per_shard)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Failover                                                            */
+
+/* Whether every server's view (CLUSTER NODES) names server i a master
+ * serving the slot range that starts at 0 (shard 0's). */
+static int first_range_at_everywhere(int i)
+{
+    char nodes[8192], line[1024], flags[64], want[80];
+    const char *at, *end;
+    size_t len;
+    int j;
+
+    snprintf(want, sizeof(want), "\n%s ", srv_id[i]);
+    for (j = 0; j < NSERVERS; j++) {
+        nodes[0] = '\n';
+        if (cmd_at(srv_port[j], nodes + 1, sizeof(nodes) - 1, "CLUSTER NODES")
+                != 0
+            || !(at = strstr(nodes, want))) {
+            return 0;
+        }
+        at++;
+        end = strchr(at, '\n');
+        len = end ? (size_t)(end - at) : strlen(at);
+        if (len >= sizeof(line)) {
+            return 0;
+        }
+        memcpy(line, at, len);
+        line[len] = '\0';
+        /* <id> <address> <flags> ... <slot ranges> */
+        if (sscanf(line, "%*s %*s %63s", flags) != 1
+            || !strstr(flags, "master") || strstr(flags, "fail")
+            || !strstr(line, " 0-")) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int wait_first_range_at(int i, int ms)
+{
+    long long until = mono_ms() + ms;
+
+    do {
+        if (first_range_at_everywhere(i)) {
+            return 0;
+        }
+        sleep_ms(100);
+    } while (mono_ms() < until);
+    fprintf(stderr, "cluster: not every server names %d the master of "
+            "slot 0 within %d ms\n", srv_port[i], ms);
+    return -1;
+}
+
+/* A key whose slot is shard 0's at start-up, made from prefix. */
+static const char *key_on_shard0(const char *prefix)
+{
+    int i;
+
+    for (i = 0; i < 1000; i++) {
+        const char *k = apr_psprintf(pool, "%s:%d", prefix, i);
+        if (owner_of(server_slot(k)) == 0) {
+            return k;
+        }
+    }
+    ck_abort_msg("no key of shard 0 for %s", prefix);
+    return NULL;
+}
+
+/* Shard 0's master fails over to its replica (server 3) and dies. The
+ * store's map, read before, still names the dead one; a claim on that
+ * shard is answered at once, on the new master, not refused once first:
+ * the unreachable master makes the store read the map again, within the
+ * claim's deadline. What the replica had is still claimed. */
+START_TEST(test_failed_over_master_left_within_the_request)
+{
+    rsp_store_t *st = store_open(cluster_url(NMASTERS), T_NORMAL, 1);
+    const char *before = key_on_shard0("fo:before");
+    const char *after = key_on_shard0("fo:after"), *err = NULL;
+    redisContext *c;
+    long long until;
+    int won = 0;
+
+    ck_assert_int_eq(claim_ok(st, before, "v", TTL), 1);
+    for (until = mono_ms() + 5000; !holds(3, before) && mono_ms() < until;) {
+        sleep_ms(20);
+    }
+    ck_assert_msg(holds(3, before), "the replica did not get the claim");
+    ok_at(3, "CLUSTER FAILOVER TAKEOVER");
+    ck_assert_int_eq(wait_first_range_at(3, 10000), 0);
+    ck_assert_int_eq(kill(srv_pid[0], SIGKILL), 0);
+    for (until = mono_ms() + 5000; (c = connect_to(srv_port[0]));) {
+        redisFree(c);
+        ck_assert_msg(mono_ms() < until, "server 0 still answers");
+        sleep_ms(20);
+    }
+    sleep_ms(150); /* the map is read at most every 100 ms (REFRESH_GAP) */
+    ck_assert_msg(rsp_store_claim(st, pool, after, "v", TTL, &won, &err)
+                      == APR_SUCCESS,
+                  "claim after the failover: %s", ERR_S(err));
+    ck_assert_int_eq(won, 1);
+    ck_assert_int_eq(holds(3, after), 1);
+    ck_assert_int_eq(claim_ok(st, before, "again", TTL), 0);
+}
+END_TEST
+
+/* Wait up to ms until server i is a replica with its link up. */
+static int wait_link_up(int i, int ms)
+{
+    long long until = mono_ms() + ms;
+    char buf[8192];
+
+    do {
+        if (cmd_at(srv_port[i], buf, sizeof(buf), "INFO replication") == 0
+            && strstr(buf, "master_link_status:up")) {
+            return 0;
+        }
+        sleep_ms(100);
+    } while (mono_ms() < until);
+    fprintf(stderr, "cluster: %d not a replica in sync within %d ms\n",
+            srv_port[i], ms);
+    return -1;
+}
+
+/* What that test leaves, undone for whatever runs next: server 0 started
+ * again (it rejoins as a replica of server 3) and made shard 0's master
+ * again by a manual failover, every server agreeing. */
+static void failover_restore(void)
+{
+    char why[512] = "";
+
+    if (!ping_port(&srv_port[0])) {
+        stop_server(&srv_pid[0], "redis-server (cluster)");   /* reaped */
+        if (start_node(0) != 0) {
+            fprintf(stderr, "cluster: server 0 did not start again\n");
+            return;
+        }
+    }
+    if (!first_range_at_everywhere(0)
+        && (wait_link_up(0, 20000) != 0
+            || cmd_at(srv_port[0], NULL, 0, "CLUSTER FAILOVER") != 0)) {
+        fprintf(stderr, "cluster: server 0 cannot take shard 0 back\n");
+        return;
+    }
+    if (wait_first_range_at(0, 20000) != 0
+        || wait_info("cluster_state:ok", 20000) != 0
+        || wait_replicas(20000) != 0 || cluster_reset(why, sizeof(why)) != 0) {
+        fprintf(stderr, "cluster: not as it was after the failover test %s\n",
+                why);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 
 START_TEST(test_url_forms)
 {
@@ -682,6 +848,10 @@ static Suite *store_cluster_suite(void)
 
     tc = store_tcase("replicas", setup, teardown, tcase_restore);
     tcase_add_test(tc, test_wait_counts_per_shard);
+    suite_add_tcase(s, tc);
+
+    tc = store_tcase("failover", setup, teardown, failover_restore);
+    tcase_add_test(tc, test_failed_over_master_left_within_the_request);
     suite_add_tcase(s, tc);
     return s;
 }
