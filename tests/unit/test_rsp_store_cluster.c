@@ -104,8 +104,25 @@ static int cmd_at(int port, char *out, size_t outlen, const char *fmt, ...)
     return rc;
 }
 
-/* Whether every server's CLUSTER INFO contains want. */
-static int info_everywhere(const char *want)
+/* Poll ok(arg) every 100 ms, for up to ms: 0 once it holds, else -1,
+ * saying what was not reached. */
+static int wait_until(int (*ok)(const void *), const void *arg, int ms,
+                      const char *what)
+{
+    long long until = mono_ms() + ms;
+
+    do {
+        if (ok(arg)) {
+            return 0;
+        }
+        sleep_ms(100);
+    } while (mono_ms() < until);
+    fprintf(stderr, "cluster: not %s within %d ms\n", what, ms);
+    return -1;
+}
+
+/* Whether every server's CLUSTER INFO contains want (a string). */
+static int info_everywhere(const void *want)
 {
     char buf[4096];
     int i;
@@ -119,40 +136,28 @@ static int info_everywhere(const char *want)
     return 1;
 }
 
-/* Wait up to ms until every server's CLUSTER INFO contains want. */
-static int wait_info(const char *want, int ms)
+/* Whether server *(int *)i is a replica with its link to its master up. */
+static int link_up(const void *i)
 {
-    long long until = mono_ms() + ms;
+    char buf[8192];
 
-    do {
-        if (info_everywhere(want)) {
-            return 0;
-        }
-        sleep_ms(100);
-    } while (mono_ms() < until);
-    fprintf(stderr, "cluster: not \"%s\" within %d ms\n", want, ms);
-    return -1;
+    return cmd_at(srv_port[*(const int *)i], buf, sizeof(buf),
+                  "INFO replication") == 0
+        && strstr(buf, "master_link_status:up") != NULL;
 }
 
-/* Every replica's link to its master is up. */
-static int wait_replicas(int ms)
+/* Whether every replica of the start-up layout has its link up. */
+static int replicas_in_sync(const void *unused)
 {
-    long long until = mono_ms() + ms;
-    char buf[8192];
-    int i, ok;
+    int i;
 
-    do {
-        for (i = NMASTERS, ok = 1; i < NSERVERS && ok; i++) {
-            ok = cmd_at(srv_port[i], buf, sizeof(buf), "INFO replication") == 0
-                && strstr(buf, "master_link_status:up") != NULL;
-        }
-        if (ok) {
+    (void)unused;
+    for (i = NMASTERS; i < NSERVERS; i++) {
+        if (!link_up(&i)) {
             return 0;
         }
-        sleep_ms(100);
-    } while (mono_ms() < until);
-    fprintf(stderr, "cluster: replicas not in sync within %d ms\n", ms);
-    return -1;
+    }
+    return 1;
 }
 
 /* The first server meets every other one it does not know, until every
@@ -255,7 +260,10 @@ static int cluster_start(void)
             return -1;
         }
     }
-    return wait_info("cluster_state:ok", 20000) == 0 && wait_replicas(20000) == 0
+    return wait_until(info_everywhere, "cluster_state:ok", 20000,
+                      "cluster_state:ok everywhere") == 0
+        && wait_until(replicas_in_sync, NULL, 20000, "every replica in sync")
+               == 0
         ? 0 : -1;
 }
 
@@ -647,16 +655,16 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Failover                                                            */
 
-/* Whether every server's view (CLUSTER NODES) names server i a master
- * serving the slot range that starts at 0 (shard 0's). */
-static int first_range_at_everywhere(int i)
+/* Whether every server's view (CLUSTER NODES) names server *(int *)i a
+ * master serving the slot range that starts at 0 (shard 0's). */
+static int first_range_at_everywhere(const void *i)
 {
     char nodes[8192], line[1024], flags[64], want[80];
     const char *at, *end;
     size_t len;
     int j;
 
-    snprintf(want, sizeof(want), "\n%s ", srv_id[i]);
+    snprintf(want, sizeof(want), "\n%s ", srv_id[*(const int *)i]);
     for (j = 0; j < NSERVERS; j++) {
         nodes[0] = '\n';
         if (cmd_at(srv_port[j], nodes + 1, sizeof(nodes) - 1, "CLUSTER NODES")
@@ -680,21 +688,6 @@ static int first_range_at_everywhere(int i)
         }
     }
     return 1;
-}
-
-static int wait_first_range_at(int i, int ms)
-{
-    long long until = mono_ms() + ms;
-
-    do {
-        if (first_range_at_everywhere(i)) {
-            return 0;
-        }
-        sleep_ms(100);
-    } while (mono_ms() < until);
-    fprintf(stderr, "cluster: not every server names %d the master of "
-            "slot 0 within %d ms\n", srv_port[i], ms);
-    return -1;
 }
 
 /* A key whose slot is shard 0's at start-up, made from prefix. */
@@ -724,7 +717,7 @@ START_TEST(test_failed_over_master_left_within_the_request)
     const char *after = key_on_shard0("fo:after"), *err = NULL;
     redisContext *c;
     long long until;
-    int won = 0;
+    int won = 0, three = 3;
 
     ck_assert_int_eq(claim_ok(st, before, "v", TTL), 1);
     for (until = mono_ms() + 5000; !holds(3, before) && mono_ms() < until;) {
@@ -732,7 +725,9 @@ START_TEST(test_failed_over_master_left_within_the_request)
     }
     ck_assert_msg(holds(3, before), "the replica did not get the claim");
     ok_at(3, "CLUSTER FAILOVER TAKEOVER");
-    ck_assert_int_eq(wait_first_range_at(3, 10000), 0);
+    ck_assert_int_eq(wait_until(first_range_at_everywhere, &three, 10000,
+                                "server 3 shard 0's master everywhere"),
+                     0);
     ck_assert_int_eq(kill(srv_pid[0], SIGKILL), 0);
     for (until = mono_ms() + 5000; (c = connect_to(srv_port[0]));) {
         redisFree(c);
@@ -749,30 +744,13 @@ START_TEST(test_failed_over_master_left_within_the_request)
 }
 END_TEST
 
-/* Wait up to ms until server i is a replica with its link up. */
-static int wait_link_up(int i, int ms)
-{
-    long long until = mono_ms() + ms;
-    char buf[8192];
-
-    do {
-        if (cmd_at(srv_port[i], buf, sizeof(buf), "INFO replication") == 0
-            && strstr(buf, "master_link_status:up")) {
-            return 0;
-        }
-        sleep_ms(100);
-    } while (mono_ms() < until);
-    fprintf(stderr, "cluster: %d not a replica in sync within %d ms\n",
-            srv_port[i], ms);
-    return -1;
-}
-
 /* What that test leaves, undone for whatever runs next: server 0 started
  * again (it rejoins as a replica of server 3) and made shard 0's master
  * again by a manual failover, every server agreeing. */
 static void failover_restore(void)
 {
     char why[512] = "";
+    int zero = 0;
 
     if (!ping_port(&srv_port[0])) {
         stop_server(&srv_pid[0], "redis-server (cluster)");   /* reaped */
@@ -781,15 +759,20 @@ static void failover_restore(void)
             return;
         }
     }
-    if (!first_range_at_everywhere(0)
-        && (wait_link_up(0, 20000) != 0
+    if (!first_range_at_everywhere(&zero)
+        && (wait_until(link_up, &zero, 20000, "server 0 a replica in sync")
+                != 0
             || cmd_at(srv_port[0], NULL, 0, "CLUSTER FAILOVER") != 0)) {
         fprintf(stderr, "cluster: server 0 cannot take shard 0 back\n");
         return;
     }
-    if (wait_first_range_at(0, 20000) != 0
-        || wait_info("cluster_state:ok", 20000) != 0
-        || wait_replicas(20000) != 0 || cluster_reset(why, sizeof(why)) != 0) {
+    if (wait_until(first_range_at_everywhere, &zero, 20000,
+                   "server 0 shard 0's master everywhere") != 0
+        || wait_until(info_everywhere, "cluster_state:ok", 20000,
+                      "cluster_state:ok everywhere") != 0
+        || wait_until(replicas_in_sync, NULL, 20000, "every replica in sync")
+               != 0
+        || cluster_reset(why, sizeof(why)) != 0) {
         fprintf(stderr, "cluster: not as it was after the failover test %s\n",
                 why);
     }
