@@ -2003,8 +2003,8 @@ def cut_off_replicas(master, replicas):
     so that what follows is written on the master alone (a stopped
     process's socket would still take it). The replicas stopped must be
     all the master feeds, whatever a view of the topology says."""
-    assert attached_replicas(master) == sorted(r.port for r in replicas), (
-        attached_replicas(master), [r.port for r in replicas])
+    fed = attached_replicas(master)
+    assert fed == sorted(r.port for r in replicas), (fed, [r.port for r in replicas])
     for r in replicas:
         os.kill(r.pid, signal.SIGSTOP)
     c = master.client()
@@ -2018,11 +2018,12 @@ def cut_off_replicas(master, replicas):
 
 def answers_after_failover(fleet, responses, relay_state, bound):
     """Each response posted again (round robin), once the store answers for
-    it. Right after the first sign-in on a promoted replica, another httpd
-    replica can still be on its way to the new master (a cluster map read
-    from a node that had not yet heard of the promotion, a reconnection
-    under way) and says 503: fail closed, and nothing about the claim. So
-    a 503 is asked again, for at most `bound` seconds in all."""
+    it. Right after the first sign-in on a promoted replica, the store may
+    not yet answer everywhere (a cluster node that has not yet set its state
+    back to ok answers CLUSTERDOWN, and the claim is released; a map read
+    from a node that had not yet heard of the promotion; a reconnection
+    under way): 503, fail closed, and nothing about the claim. So a 503 is
+    asked again, for at most `bound` seconds in all."""
     deadline = time.monotonic() + bound
     out = []
     for i, m in enumerate(responses):
