@@ -66,6 +66,9 @@ typedef struct {
     apr_int64_t headroom_warn;         /* percent; RSP_UNSET */
     rsp_store_t *store;                /* set in post_config */
     apr_array_header_t *sps;           /* rsp_sp_conf_t *, defined here */
+    apr_array_header_t *guard_paths;   /* const char *: <Location> paths with
+                                        * ReplaySPGuard On, this server's and
+                                        * the main server's */
 } rsp_srv_cfg_t;
 
 typedef struct {

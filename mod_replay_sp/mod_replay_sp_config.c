@@ -1,9 +1,11 @@
 /* Directives, per-server and per-directory configuration. */
+#include <apr_fnmatch.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
 #include <http_core.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_path.h"
 #include "rsp_redirect.h"
 
 APLOG_USE_MODULE(replay_sp);
@@ -19,6 +21,7 @@ void *rsp_create_srv_cfg(apr_pool_t *p, server_rec *s)
     sc->monitor_interval = RSP_UNSET;
     sc->headroom_warn = RSP_UNSET;
     sc->sps = apr_array_make(p, 2, sizeof(rsp_sp_conf_t *));
+    sc->guard_paths = apr_array_make(p, 1, sizeof(const char *));
     return sc;
 }
 
@@ -47,6 +50,9 @@ void *rsp_merge_srv_cfg(apr_pool_t *p, void *basev, void *addv)
     sc->monitor_interval = base->monitor_interval;
     sc->headroom_warn = base->headroom_warn;
     sc->sps = add->sps; /* SPs defined in this virtual host's sections */
+    /* The main server's <Location> sections apply to a virtual host's
+     * requests too. */
+    sc->guard_paths = apr_array_append(p, base->guard_paths, add->guard_paths);
     return sc;
 }
 
@@ -497,15 +503,41 @@ static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
 
 /* ReplaySPGuard On: this section is another SP's assertion consumer; its
  * SP directives (ReplaySPEntityID, ReplaySPIdPMetadataFile,
- * ReplaySPEncryptionKeyFile) describe that SP. */
+ * ReplaySPEncryptionKeyFile) describe that SP. Only in a <Location> with
+ * a plain path: the guard also refuses every other spelling of that path
+ * (rsp_path.h), which it can only do for a path it knows. */
 static const char *set_guard(cmd_parms *cmd, void *mconfig, int on)
 {
     rsp_dir_cfg_t *dc = mconfig;
+    const ap_directive_t *sec = cmd->directive->parent;
+    const char *why;
 
     dc->guard = on ? 1 : 0;
-    if (on) {
-        section_sp(cmd, dc)->def.guard = 1;
+    if (!on) {
+        return NULL;
     }
+    if (!sec || strcasecmp(sec->directive, "<Location") || !cmd->path
+        || sec->args[0] == '~') {
+        return apr_psprintf(cmd->pool, "ReplaySPGuard On belongs in a "
+                            "<Location> section with the path of the SP's "
+                            "assertion consumer (%s:%d is %s)",
+                            cmd->directive->filename, cmd->directive->line_num,
+                            sec ? apr_pstrcat(cmd->pool, "in ", sec->directive,
+                                              ">", NULL)
+                                : "in the server configuration");
+    }
+    if (apr_fnmatch_test(cmd->path)) {
+        return apr_psprintf(cmd->pool, "ReplaySPGuard On: <Location %s> has a "
+                            "wildcard; the guard needs the one path of the "
+                            "SP's assertion consumer", cmd->path);
+    }
+    if ((why = rsp_path_noncanonical(cmd->path)) != NULL) {
+        return apr_psprintf(cmd->pool, "ReplaySPGuard On: <Location %s>: %s; "
+                            "give the path as the SP reads it, unescaped",
+                            cmd->path, why);
+    }
+    section_sp(cmd, dc)->def.guard = 1;
+    APR_ARRAY_PUSH(srv_cfg(cmd)->guard_paths, const char *) = cmd->path;
     return NULL;
 }
 

@@ -18,6 +18,7 @@
 #include <util_filter.h>
 
 #include "mod_replay_sp.h"
+#include "rsp_path.h"
 #include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
@@ -221,7 +222,7 @@ static int guard_check(request_rec *r)
     rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config, &replay_sp_module);
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *ctype, *clen, *saml, *why = NULL;
+    const char *ctype, *clen, *saml, *raw, *why = NULL;
     rsp_check_params_t cp;
     rsp_claim_result_t claim;
     rsp_assertion_t *a;
@@ -236,7 +237,21 @@ static int guard_check(request_rec *r)
         return DECLINED;
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    if (r->args && (why = rsp_form_ambiguity(r->pool, r->args, 1)) != NULL) {
+    /* The path the SP reads (r->unparsed_uri: mod_shib does) is the one
+     * httpd matched this section with, byte for byte: else the guard would
+     * claim for a request the SP refuses, or one it reads elsewhere. */
+    raw = rsp_path_of_target(r->pool, r->unparsed_uri);
+    if (!raw || (why = rsp_path_noncanonical(raw)) != NULL
+        || strcmp(raw, r->uri)) {
+        return refuse(r, "path", apr_psprintf(r->pool, "the path %s is not "
+                      "spelled as the guarded section's (%s)",
+                      ap_escape_logitem(r->pool, raw ? raw : r->unparsed_uri),
+                      why ? why : "httpd read it as another"));
+    }
+    if (strchr(r->unparsed_uri, '#')) {
+        return refuse(r, "ambiguous", "a fragment ('#') in the request target");
+    }
+    if (r->args && (why = rsp_form_query_ambiguity(r->pool, r->args)) != NULL) {
         return refuse(r, "ambiguous", why);
     }
     if (r->method_number != M_POST) {
@@ -269,7 +284,7 @@ static int guard_check(request_rec *r)
     if ((apr_off_t)len != n || memchr(text, '\0', len)) {
         return refuse(r, "form", "the body is not Content-Length bytes of text");
     }
-    if ((why = rsp_form_ambiguity(r->pool, text, 0)) != NULL) {
+    if ((why = rsp_form_ambiguity(r->pool, text)) != NULL) {
         return refuse(r, "ambiguous", why);
     }
     saml = rsp_form_value(r->pool, text, "SAMLResponse", &why);
@@ -328,8 +343,46 @@ static int guard_check(request_rec *r)
     return DECLINED;
 }
 
+/* Every request, before httpd decodes and normalises its path: one whose
+ * path some SP may read as a guarded assertion consumer's (rsp_path_reaches)
+ * must spell it exactly, so that the section's guard is what meets it.
+ * Path parameters, escapes, dot segments, doubled slashes, another letter
+ * case: refused here, before any module reads the request. */
+static int guard_paths_check(request_rec *r)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *raw, *why;
+    int i;
+
+    if (!sc || !sc->guard_paths || !sc->guard_paths->nelts || r->main
+        || r->prev || !(raw = rsp_path_of_target(r->pool, r->unparsed_uri))) {
+        return DECLINED;
+    }
+    for (i = 0; i < sc->guard_paths->nelts; i++) {
+        const char *base = APR_ARRAY_IDX(sc->guard_paths, i, const char *);
+        if (!rsp_path_reaches(r->pool, raw, base)) {
+            continue;
+        }
+        why = rsp_path_noncanonical(raw);
+        if (!why && !rsp_path_under(raw, base)) {
+            why = "another letter case";
+        }
+        if (why) {
+            apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+            return refuse(r, "path", apr_psprintf(r->pool, "the path %s may "
+                          "be read as the guarded %s, but is not spelled as "
+                          "it (%s)", ap_escape_logitem(r->pool, raw), base,
+                          why));
+        }
+    }
+    return DECLINED;
+}
+
 void rsp_guard_register_hooks(apr_pool_t *p)
 {
+    ap_hook_post_read_request(guard_paths_check, NULL, NULL,
+                              APR_HOOK_REALLY_FIRST);
     ap_hook_header_parser(guard_check, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_log_transaction(guard_record, NULL, NULL, APR_HOOK_FIRST);
     ap_register_input_filter(GUARD_FILTER, guard_body_filter, NULL,

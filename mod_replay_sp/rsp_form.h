@@ -20,13 +20,24 @@ const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);
 /* s with every byte but A-Z a-z 0-9 - . _ ~ as %XX: safe as a value. */
 const char *rsp_form_escape(apr_pool_t *p, const char *s);
 
-/* NULL when a form (is_query 0: a POST body) or a query string (1)
- * cannot be read differently by two parsers, else why it can: in a body,
- * a parameter name that is percent-encoded (or has '+'), given twice, or
- * another spelling (case) of SAMLResponse or RelayState; in a query,
- * SAMLResponse or RelayState at all, however spelled or escaped; a badly
- * escaped name in either. The guard refuses such input: the SP behind it
- * must see the message the guard checked. */
-const char *rsp_form_ambiguity(apr_pool_t *p, const char *form, int is_query);
+/* NULL when a POST body cannot be read differently by two form parsers,
+ * else why it can: a parameter name that is percent-encoded (or has '+'),
+ * has a byte that is not printable ASCII, or is given twice; a name that
+ * some parser reads as a SAML binding's (SAMLResponse, RelayState,
+ * SAMLart, SAMLRequest, SigAlg, Signature: in any letter case, after
+ * leading punctuation, as a prefix) other than SAMLResponse and RelayState
+ * spelled exactly; a ';' (a separator to some parsers); a SAML name that a
+ * parser decoding the body before splitting it finds inside a value. The
+ * guard refuses such input: the SP behind it must see the message the
+ * guard checked. */
+const char *rsp_form_ambiguity(apr_pool_t *p, const char *form);
+
+/* NULL when no form parser can read a SAML binding's parameter in query
+ * (a request's query string), else why one can: under every reading
+ * (percent-decoding before or after splitting at '&' or ';', once or
+ * twice, '+' as a space or not), a name read as any of the SAML names
+ * above (in any letter case, after leading punctuation, as a prefix); a
+ * name with a byte that is not printable ASCII; a bad escape anywhere. */
+const char *rsp_form_query_ambiguity(apr_pool_t *p, const char *query);
 
 #endif

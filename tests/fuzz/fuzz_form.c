@@ -1,13 +1,17 @@
 /* The form reader (rsp_form.h: queries, the ACS form, the store's records)
  * and the strict base64 decoder the ACS reads SAMLResponse with
  * (rsp_b64_decode). The input is one query, form body or base64 text. */
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <openssl/evp.h>
 
 #include "fuzz_common.h"
 #include "rsp_form.h"
+#include "rsp_path.h"
 #include "rsp_util.h"
 
 static int escaped_ok(const char *e)
@@ -76,6 +80,74 @@ static void check_b64(apr_pool_t *p, const char *s)
     FUZZ_ASSERT(alen == llen && !memcmp(again, loose, llen));
 }
 
+/* A form parser of another kind than rsp_form's: it decodes the whole
+ * query ('+' a space) before it splits it at '&' or ';', and compares
+ * names in any letter case after leading spaces. A query the guard
+ * passes has no SAML parameter for it either. */
+static int model_query_has_saml(apr_pool_t *p, const char *q)
+{
+    static const char *const saml[] = {"samlresponse", "relaystate", "samlart",
+                                       "samlrequest", "sigalg", "signature"};
+    char *d = apr_pstrdup(p, q), *o = d, *last = NULL, *pair;
+    const char *s = q;
+    apr_size_t i;
+
+    for (; *s; s++) {
+        if (*s == '+') {
+            *o++ = ' ';
+        }
+        else if (*s == '%' && apr_isxdigit(s[1]) && apr_isxdigit(s[2])) {
+            char hex[3] = {s[1], s[2], 0};
+            *o++ = (char)strtol(hex, NULL, 16);
+            s += 2;
+        }
+        else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+    for (pair = apr_strtok(d, "&;", &last); pair;
+         pair = apr_strtok(NULL, "&;", &last)) {
+        while (*pair == ' ') {
+            pair++;
+        }
+        for (i = 0; i < sizeof(saml) / sizeof(saml[0]); i++) {
+            if (!strncasecmp(pair, saml[i], strlen(saml[i]))) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The input as a request path: a canonical one reaches a guarded path
+ * exactly when httpd's <Location> would match it (letter case aside), so
+ * that the guard meets every canonical request an SP may dispatch there. */
+static void check_path(apr_pool_t *p, const char *s)
+{
+    static const char *const bases[] = {"/Shibboleth.sso/SAML2/POST",
+                                        "/mellon/postResponse", "/a/", "/"};
+    apr_size_t i;
+
+    if (*s != '/' || rsp_path_noncanonical(s)) {
+        return;
+    }
+    for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+        int reaches = rsp_path_reaches(p, s, bases[i]);
+        apr_size_t n = strlen(bases[i]);
+        int ci_under;
+        while (n > 1 && bases[i][n - 1] == '/') {
+            n--;
+        }
+        ci_under = n == 1 || (!strncasecmp(s, bases[i], n)
+                              && (s[n] == '\0' || s[n] == '/'));
+        FUZZ_ASSERT(reaches == ci_under);
+        if (rsp_path_under(s, bases[i])) {
+            FUZZ_ASSERT(reaches);
+        }
+    }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_init();
@@ -101,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* A body the guard finds unambiguous has each SAML field at most once
      * for the ACS's reader; a query it passes has none. */
-    if (!rsp_form_ambiguity(p, s, 0)) {
+    if (!rsp_form_ambiguity(p, s)) {
         why = NULL;
         rsp_form_value(p, s, "SAMLResponse", &why);
         FUZZ_ASSERT(why == NULL || strstr(why, "twice") == NULL);
@@ -109,14 +181,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rsp_form_value(p, s, "RelayState", &why);
         FUZZ_ASSERT(why == NULL || strstr(why, "twice") == NULL);
     }
-    if (!rsp_form_ambiguity(p, s, 1)) {
+    if (!rsp_form_query_ambiguity(p, s)) {
         why = NULL;
         FUZZ_ASSERT(!rsp_form_value(p, s, "SAMLResponse", &why) && !why);
         FUZZ_ASSERT(!rsp_form_value(p, s, "RelayState", &why) && !why);
+        FUZZ_ASSERT(!model_query_has_saml(p, s));
     }
 
     check_escape(p, s);
     check_b64(p, s);
+    check_path(p, s);
 
     fuzz_pool_end(p);
     return 0;
