@@ -7,7 +7,10 @@
 #      itself is not touched (no configure run in it, no build files left in
 #      its debian/);
 #  (b) check the package's file list (dpkg -c), control fields, conffiles
-#      and maintainer scripts;
+#      and maintainer scripts, and that "apt-get install ./the.deb" on a
+#      Debian 12 without Apache brings apache2 (a2enmod, apache2ctl,
+#      apache2.conf) with it: its Recommends, and apt-get --simulate against
+#      a copy of dpkg's status without apache2 and what depends on it;
 #  (c) install it (apt-get install ./the.deb), then, in a private copy of
 #      the Debian Apache layout (APACHE_CONFDIR with its own envvars, ports,
 #      run, log and lock directories and a2enmod state directory):
@@ -16,8 +19,12 @@
 #      apache2 started from that layout, one response signed by the test
 #      IdP posted to the ACS (303 + Set-Cookie), the same response again
 #      (403);
-#  (d) purge it and check that nothing of it is left and that /etc/apache2
-#      and /var/lib/apache2 (a2enmod's state) are as they were before.
+#  (d) purge it and check that nothing of it is left (no file it installed,
+#      nothing naming replay_sp in /etc/apache2 or /var/lib/apache2), that
+#      /etc/apache2 is as it was before, and /var/lib/apache2 (a2enmod's
+#      state) too, but for empty state folders of Apache's own (such as
+#      module/disabled_by_maint, which the purge's dismod creates on a
+#      machine where no package had disabled a module before).
 #
 # It refuses to run if the package, or a "make install" of the module, is
 # already on the machine. Installing the package does what Debian's Apache
@@ -160,6 +167,7 @@ stripped_module() {
 }
 # A listing of a directory tree: type, mode, owner, link target, SHA-256.
 snapshot() {
+    [ -d "$1" ] || return 0
     (
         cd "$1"
         find . -printf '%y %m %u:%g %p -> %l\n' | sort
@@ -339,6 +347,71 @@ check "Depends has the Apache ABI from dh_apache2 (apache2-api-NNNNNNNN): $depen
     string_matches "$depends" '(^|, )apache2-api-[0-9]{8}(,|$)'
 check "Depends has the shared libraries (liblasso3, libhiredis, libssl3)" \
     string_matches "$depends" 'liblasso3.*libssl3|libssl3.*liblasso3'
+# The README's steps after "apt-get install ./the.deb" (a2enmod replay_sp,
+# apache2ctl configtest, /etc/apache2/apache2.conf) need Debian's apache2
+# package; the Depends (apache2-api, through it apache2-bin) do not bring it.
+recommends=$(dpkg-deb -f "$deb" Recommends)
+check "Recommends has apache2 (a2enmod, apache2ctl, apache2.conf): ${recommends:-none}" \
+    string_matches "$recommends" '(^|,) *apache2 *(\([^)]*\))? *([,|]|$)'
+check "a2enmod, apache2ctl and /etc/apache2/apache2.conf are apache2's (dpkg -S)" \
+    sh -c '[ "$(dpkg -S /usr/sbin/a2enmod /usr/sbin/apache2ctl /etc/apache2/apache2.conf 2>/dev/null |
+        sed "s/: .*//" | sort -u)" = apache2 ]'
+# dpkg's status as on this machine, less apache2, apache2-bin, apache2-data,
+# apache2-utils and every package that depends (Depends, Pre-Depends) on
+# one of them, or on a package so left out, or on what only they provide.
+cat >"$tmp/status_without.py" <<'PYEOF'
+# status_without.py STATUS PACKAGE...: STATUS without PACKAGE... and the
+# installed packages that need them (the names left out on stderr).
+import re, sys
+path, removed = sys.argv[1], set(sys.argv[2:])
+with open(path, encoding="utf-8", errors="surrogateescape") as f:
+    stanzas = [s for s in f.read().split("\n\n") if s.strip()]
+def fields(stanza):
+    d = {}
+    for line in stanza.split("\n"):
+        if line[:1] not in (" ", "\t"):
+            key, _, value = line.partition(":")
+            d[key] = value.strip()
+    return d
+def groups(value):
+    """A relationship field as [[name, ...], ...] (alternatives)."""
+    return [[re.split(r"[\s(:]", a.strip(), maxsplit=1)[0] for a in g.split("|")]
+            for g in value.split(",") if g.strip()]
+pkgs = [(s, fields(s)) for s in stanzas]
+installed = [f for _, f in pkgs if f.get("Status", "").endswith(" installed")]
+changed = True
+while changed:
+    changed = False
+    present = [f for f in installed if f["Package"] not in removed]
+    there = {f["Package"] for f in present}
+    for f in present:
+        there.update(g[0] for g in groups(f.get("Provides", "")))
+    for f in present:
+        for g in groups(f.get("Depends", "")) + groups(f.get("Pre-Depends", "")):
+            if not any(a in there for a in g):
+                removed.add(f["Package"])
+                changed = True
+                break
+sys.stdout.write("\n\n".join(s for s, f in pkgs if f.get("Package") not in removed) + "\n")
+sys.stderr.write(" ".join(sorted(removed)) + "\n")
+PYEOF
+"$PY" "$tmp/status_without.py" /var/lib/dpkg/status apache2 apache2-bin apache2-data apache2-utils \
+    >"$tmp/status-without-apache2" 2>"$tmp/status-without-apache2.left-out" ||
+    die "making a dpkg status without apache2 failed"
+check "a dpkg status without apache2 and the $(wc -w <"$tmp/status-without-apache2.left-out") installed packages that need it" \
+    sh -c '! grep -qE "^Package: apache2(-bin)?\$" "$1" && grep -qx "Package: dpkg" "$1"' _ "$tmp/status-without-apache2"
+# "apt-get install ./the.deb" as the README has it, simulated (nothing is
+# installed, no lock taken), with that status as the machine's.
+if ! timeout 300 apt-get install -s -o Dir::State::status="$tmp/status-without-apache2" \
+    "$deb" >"$tmp/simulate.txt" 2>&1; then
+    cat "$tmp/simulate.txt"
+    bad "apt-get install --simulate ./$(basename "$deb") without apache2 failed"
+else
+    sed -n 's/^Inst \([^ ]*\) .*/\1/p' "$tmp/simulate.txt" >"$tmp/simulate-inst.txt"
+    check "apt-get install --simulate ./the.deb without apache2 installs $PKG, apache2-bin and apache2 (of $(wc -l <"$tmp/simulate-inst.txt"))" \
+        sh -c 'for p in "$2" apache2-bin apache2; do grep -qxF "$p" "$1" || exit 1; done' _ \
+        "$tmp/simulate-inst.txt" "$PKG"
+fi
 check "replay_sp.load: LoadModule replay_sp_module $MODULE" \
     has_line "$load" "LoadModule replay_sp_module $MODULE"
 check "replay_sp.load: # Depends: authn_core authz_core" \
@@ -365,6 +438,11 @@ fi
 check "dpkg: $PKG $version installed" pkg_installed_version "$version"
 check "dpkg -L lists the module, replay_sp.load and replay_sp.conf" \
     dpkg_lists "$MODULE" "$AVAIL/replay_sp.load" "$AVAIL/replay_sp.conf"
+# What it installed (files and links, not the directories it shares), for
+# the check after the purge.
+dpkg -L "$PKG" | while IFS= read -r f; do
+    if [ -L "$f" ] || { [ -e "$f" ] && [ ! -d "$f" ]; }; then echo "$f"; fi
+done >"$tmp/installed-files.txt"
 check "the module, replay_sp.load and replay_sp.conf are installed" \
     all_files "$MODULE" "$AVAIL/replay_sp.load" "$AVAIL/replay_sp.conf"
 check "the postinst enabled replay_sp in /etc/apache2 (as Debian's module packages do)" \
@@ -604,12 +682,38 @@ else
     cat "$tmp/etc-apache2.diff"
     bad "/etc/apache2 differs from before the test"
 fi
+check "none of the $(wc -l <"$tmp/installed-files.txt") files and links it installed (dpkg -L) is left" \
+    sh -c 'while IFS= read -r f; do [ -e "$f" ] || [ -L "$f" ] && { echo "left: $f"; exit 1; }; done <"$1"; exit 0' _ \
+    "$tmp/installed-files.txt"
+find /etc/apache2 /var/lib/apache2 -name '*replay_sp*' >"$tmp/named-after.txt" 2>/dev/null || true
+check "nothing in /etc/apache2 or /var/lib/apache2 names replay_sp: $(tr '\n' ' ' <"$tmp/named-after.txt")" \
+    empty_file "$tmp/named-after.txt"
+# /var/lib/apache2 is a2enmod's and apache2-maintscript-helper's: a marker
+# file per module, site or conf in {module,site,conf}/{en,dis}abled_by_
+# {maint,admin}/, each folder made when first needed. The purge's dismod
+# makes module/disabled_by_maint (and leaves it, empty) on a machine where
+# no package had disabled a module before. Such a folder of Apache's own
+# appearing empty is not something the package left; any other difference
+# (a marker, a file, a folder of another name, one gone or changed) is.
 snapshot /var/lib/apache2 >"$tmp/var-lib-apache2.after"
-if diff -u "$tmp/var-lib-apache2.before" "$tmp/var-lib-apache2.after" >"$tmp/var-lib-apache2.diff"; then
-    ok "/var/lib/apache2 (a2enmod state) is exactly as it was before the test"
+sort "$tmp/var-lib-apache2.before" >"$tmp/var-lib-apache2.before.sorted"
+sort "$tmp/var-lib-apache2.after" >"$tmp/var-lib-apache2.after.sorted"
+comm -13 "$tmp/var-lib-apache2.before.sorted" "$tmp/var-lib-apache2.after.sorted" >"$tmp/var-lib-apache2.added"
+comm -23 "$tmp/var-lib-apache2.before.sorted" "$tmp/var-lib-apache2.after.sorted" >"$tmp/var-lib-apache2.gone"
+state_folders='^d [0-7]+ root:root \.(/(module|site|conf)(/(en|dis)abled_by_(maint|admin))?)? -> $'
+grep -E "$state_folders" "$tmp/var-lib-apache2.added" >"$tmp/var-lib-apache2.new-folders" || true
+grep -vE "$state_folders" "$tmp/var-lib-apache2.added" >"$tmp/var-lib-apache2.other" || true
+cat "$tmp/var-lib-apache2.gone" >>"$tmp/var-lib-apache2.other"
+new_folders=$(sed -E 's|^d [0-7]+ root:root \.(.*) -> $|/var/lib/apache2\1|' "$tmp/var-lib-apache2.new-folders" | tr '\n' ' ')
+if [ -s "$tmp/var-lib-apache2.other" ]; then
+    diff -u "$tmp/var-lib-apache2.before" "$tmp/var-lib-apache2.after" || true
+    bad "/var/lib/apache2 differs from before the test beyond Apache's own empty state folders: $(tr '\n' ' ' <"$tmp/var-lib-apache2.other")"
+elif [ -n "$new_folders" ]; then
+    # Only folders were added (a file in one would be a line of its own
+    # above): they are empty of files.
+    ok "/var/lib/apache2 (a2enmod state) is as it was before the test, but for Apache's own state folders, new and empty: $new_folders"
 else
-    cat "$tmp/var-lib-apache2.diff"
-    bad "/var/lib/apache2 differs from before the test"
+    ok "/var/lib/apache2 (a2enmod state) is exactly as it was before the test"
 fi
 
 echo "package $(basename "$deb"), run time $(($(date +%s) - start_time)) s"
