@@ -26,10 +26,23 @@ if [ "$(id -u)" != 0 ]; then
     SUDO=sudo
 fi
 echo "install-deps: installing$missing"
-$SUDO apt-get update -qq
+# apt-get waits for dpkg's lock (DPkg::Lock::Timeout) but "apt-get update"
+# gives up at once when another apt holds the lists' lock: try it again.
+i=0
+until err=$($SUDO apt-get update -qq 2>&1); do
+    i=$((i + 1))
+    case "$err" in
+    *"Could not get lock"*) [ "$i" -lt 60 ] && { sleep 10; continue; } ;;
+    esac
+    echo "$err"
+    echo "install-deps: apt-get update failed"
+    exit 1
+done
+[ -z "$err" ] || echo "$err"
 # The tests and the demo start their own servers on loopback ports; the
 # packaged system services are not needed (and need not start).
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Lock::Timeout=600 $missing
 # The peer SPs the guard's tests run (mod_auth_mellon, Shibboleth SP) are
 # started by the tests with configurations of their own: the packages'
 # own enabling of them in the system's Apache, and shibd's service, are
