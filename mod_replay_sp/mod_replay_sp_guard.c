@@ -248,9 +248,7 @@ static int guard_check(request_rec *r)
                       ap_escape_logitem(r->pool, raw ? raw : r->unparsed_uri),
                       why ? why : "httpd read it as another"));
     }
-    if (strchr(r->unparsed_uri, '#')) {
-        return refuse(r, "ambiguous", "a fragment ('#') in the request target");
-    }
+    /* A fragment ('#') never gets here: httpd refuses it (AH02421). */
     if (r->args && (why = rsp_form_query_ambiguity(r->pool, r->args)) != NULL) {
         return refuse(r, "ambiguous", why);
     }
