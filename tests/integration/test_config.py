@@ -195,9 +195,15 @@ def test_good_encryption_configuration_passes_configtest(make_instance, enc_file
     h.stop()
 
 
-def _guard(*lines):
-    return "<Location /mellon/postResponse>\n    ReplaySPGuard On\n%s\n</Location>" % "\n".join(
-        "    " + l for l in lines)
+def _guard(*lines, section="<Location /mellon/postResponse>"):
+    end = "</%s>" % section[1:].split()[0].rstrip(">")
+    return "%s\n    ReplaySPGuard On\n%s\n%s" % (section, "\n".join("    " + l for l in lines), end)
+
+
+def _guard_in(section):
+    """A complete guard, in another kind of section than a plain <Location>."""
+    return lambda f, md: _guard("ReplaySPEntityID https://sp.example/mellon",
+                                'ReplaySPIdPMetadataFile "%s"' % md, section=section)
 
 
 GUARD_BAD = [
@@ -218,6 +224,14 @@ GUARD_BAD = [
                           'ReplaySPEncryptionKeyFile "%s"' % f["a"][0],
                           'ReplaySPEncryptionCertFile "%s"' % f["b"][1])),
     ("guard_not_a_flag", "ReplaySPGuard", lambda f, md: _guard("ReplaySPGuard maybe")),
+    # the guard refuses every other spelling of its path: it must know the path
+    ("guard_in_location_match", "ReplaySPGuard", _guard_in("<LocationMatch ^/mellon/post>")),
+    ("guard_in_regex_location", "ReplaySPGuard", _guard_in('<Location ~ "^/mellon/post">')),
+    ("guard_in_directory", "ReplaySPGuard", _guard_in("<Directory /tmp>")),
+    ("guard_with_wildcard", "ReplaySPGuard", _guard_in("<Location /mellon/post*>")),
+    ("guard_path_parameter", "ReplaySPGuard", _guard_in("<Location /mellon/postResponse;x>")),
+    ("guard_path_escaped", "ReplaySPGuard", _guard_in("<Location /mellon/post%52esponse>")),
+    ("guard_path_dot_segment", "ReplaySPGuard", _guard_in("<Location /mellon/../postResponse>")),
 ]
 
 
