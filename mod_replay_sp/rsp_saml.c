@@ -46,6 +46,7 @@
 #include "rsp_metadata.h"
 #include "rsp_saml_int.h"
 #include "rsp_saml_shape.h"
+#include "rsp_saml_decrypt.h"
 
 
 #define MAX_FILE_SIZE (16 * 1024 * 1024)
@@ -457,6 +458,9 @@ int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
 struct rsp_saml_keys {
     LassoKey *signing;           /* NULL for a guard */
     apr_array_header_t *idp;     /* per IdP: apr_array_header_t of LassoKey * */
+    apr_array_header_t *dec;     /* xmlSecKeyPtr: dec_keys, for
+                                  * rsp_saml_decrypt.c (read by every
+                                  * thread, through duplicates) */
 };
 
 static apr_status_t keys_free(void *data)
@@ -491,6 +495,10 @@ static apr_status_t keys_load(const struct rsp_saml_keys **out, apr_pool_t *p,
     k->idp = apr_array_make(p, sp->idp_keys->nelts ? sp->idp_keys->nelts : 1,
                             sizeof(apr_array_header_t *));
     apr_pool_cleanup_register(p, k, keys_free, apr_pool_cleanup_null);
+    if (rsp_saml_decrypt_keys_load(&k->dec, p, sp->dec_keys, err)
+        != APR_SUCCESS) {
+        return APR_EGENERAL;
+    }
     if (sp->key_pem && !(k->signing = key_from_pem(sp->key_pem))) {
         *err = "Lasso cannot load the signing key";
         return APR_EGENERAL;
@@ -703,6 +711,11 @@ fail:
     *err = lasso_strerror(rc);
     g_object_unref(server);
     return APR_EGENERAL;
+}
+
+const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp)
+{
+    return sp->keys ? sp->keys->dec : NULL;
 }
 
 void rsp_saml_server_free(rsp_lasso_server_t *server)

@@ -44,6 +44,7 @@
 #include "rsp_saml_int.h"
 #include "rsp_util.h"
 #include "rsp_saml_shape.h"
+#include "rsp_saml_decrypt.h"
 
 
 /* ---- processing a response ---- */
@@ -168,7 +169,8 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     rsp_times_t t;
     rsp_window_verdict_t verdict;
     rsp_shape_t shape;
-    const char *why, *xml = NULL;
+    xmlDocPtr doc = NULL;
+    const char *why, *xml = NULL, *dec_id = NULL;
     apr_size_t xml_len = 0;
     apr_status_t rv = APR_SUCCESS;
     GList *it;
@@ -181,9 +183,13 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     }
     /* Before Lasso: the shape (one assertion, plaintext or encrypted; the
      * encryption algorithms) and SHA-1 signatures. */
-    if (rsp_saml_shape(&shape, p, xml, xml_len, NULL, check, detail)
+    if (rsp_saml_shape(&shape, p, xml, xml_len, &doc, check, detail)
         != APR_SUCCESS) {
         return APR_EGENERAL;
+    }
+    if (!shape.encrypted) {
+        xmlFreeDoc(doc); /* the nodes to decrypt were all it was kept for */
+        doc = NULL;
     }
     if (shape.weak && !rsp_saml_sha1_allowed(cp->sp, shape.issuer)) {
         REFUSE("weak-signature", "%s (SHA-1 is refused unless "
@@ -195,13 +201,22 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     if (shape.encrypted) {
         if ((rv = before_decrypt(p, server, &shape, xml, check, detail))
             != APR_SUCCESS) {
-            return rv;
+            goto done;
         }
         rsp_log(RSP_LOG_DEBUG, "decrypting the EncryptedAssertion from %s "
                 "(data %s, key transport %s) with %d key%s: %s",
                 shape.issuer, rsp_alg_name(shape.data_alg),
                 rsp_alg_name(shape.key_alg), cp->sp->dec_keys->nelts,
                 cp->sp->dec_keys->nelts == 1 ? "" : "s", cp->sp->dec_names);
+        /* What comes out is checked before Lasso decrypts it (and parses
+         * it without limits, and keeps only its first node). */
+        if ((rv = rsp_saml_decrypt_check(p, rsp_saml_decryption_keys(cp->sp),
+                                         cp->sp->dec_names, &shape, &dec_id,
+                                         check, detail)) != APR_SUCCESS) {
+            goto done;
+        }
+        xmlFreeDoc(doc);
+        doc = NULL;
     }
     login = lasso_login_new(server);
     if (!login) {
@@ -255,6 +270,13 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         }
         if (!res->weak_signature) {
             res->weak_signature = weak;
+        }
+        /* Lasso decrypted what was checked: the same keys, EncryptedKey
+         * and calls. Said, not assumed. */
+        if (!dec_id || strcmp(dec_id, a->ID) != 0) {
+            REFUSE("decrypt", "Lasso decrypted assertion %s where the "
+                   "decryption checked before gave %s", a->ID,
+                   dec_id ? dec_id : "(no ID)");
         }
         res->encrypted = 1;
     }
@@ -358,6 +380,9 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
 done:
     if (login) {
         g_object_unref(login);
+    }
+    if (doc) {
+        xmlFreeDoc(doc);
     }
     return rv;
 }

@@ -124,6 +124,18 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
     return NULL;
 }
 
+/* Whether an element named ns:name is at or below n (n is checked to be
+ * at most 16 levels deep by check_keys). */
+static int has_el(xmlNodePtr n, const char *ns, const char *name)
+{
+    for (n = n ? n->children : NULL; n; n = n->next) {
+        if (is_el(n, ns, name) || has_el(n, ns, name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 #define REDIRECT_MAX (128 * 1024)
 
 /* Raw DEFLATE (SAML bindings 3.4.4.1) of at most REDIRECT_MAX bytes. */
@@ -304,11 +316,22 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
         if (out->keys == 0) {
             REFUSE("encryption", "no EncryptedKey in the EncryptedAssertion");
         }
+        /* xmlsec would fetch the URI of a CipherReference (http, file)
+         * while decrypting, before any signature is checked. */
+        if (has_el(enc, RSP_XENC_NS, "CipherReference")) {
+            REFUSE("encryption", "a CipherReference in the EncryptedAssertion "
+                   "(only CipherValue: a reference is not fetched)");
+        }
         /* Where the key is looked for: beside the EncryptedData, or in its
          * (first) ds:KeyInfo. One elsewhere only would be no key at all
          * (and costs Lasso a copy of our private key it never frees). */
-        if (!child(enc, RSP_XENC_NS, "EncryptedKey")
-            && !child(child(data, NS_DS, "KeyInfo"), RSP_XENC_NS, "EncryptedKey")) {
+        out->enc_data = data;
+        out->enc_key = child(enc, RSP_XENC_NS, "EncryptedKey");
+        if (!out->enc_key) {
+            out->enc_key = child(child(data, NS_DS, "KeyInfo"), RSP_XENC_NS,
+                                 "EncryptedKey");
+        }
+        if (!out->enc_key) {
             REFUSE("encryption", "no EncryptedKey beside the EncryptedData or "
                    "in its KeyInfo");
         }
@@ -326,4 +349,206 @@ refused:
         xmlFreeDoc(doc);
     }
     return APR_EGENERAL;
+}
+
+/* ---- what comes out of a decryption ---- */
+
+static int blank(const char *c, const char *end)
+{
+    for (; c < end; c++) {
+        if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The end of what starts at c with open and ends with close, or NULL. */
+static const char *past(const char *c, const char *end, const char *open,
+                        const char *close)
+{
+    apr_size_t o = strlen(open), n = strlen(close);
+    const char *q;
+
+    for (q = c + o; q + n <= end; q++) {
+        q = memchr(q, close[0], (apr_size_t)(end - q));
+        if (!q || q + n > end) {
+            return NULL;
+        }
+        if (!memcmp(q, close, n)) {
+            return q + n;
+        }
+    }
+    return NULL;
+}
+
+static int starts(const char *c, const char *end, const char *with)
+{
+    apr_size_t n = strlen(with);
+
+    return (apr_size_t)(end - c) >= n && !memcmp(c, with, n);
+}
+
+/* The limits, the count of top-level elements and what is beside them, by
+ * a scan of the bytes: every '<' outside comments, CDATA sections,
+ * processing instructions and quoted attribute values starts a tag, and
+ * every '=' in a start tag outside its quoted values is an attribute's.
+ * That is exact on XML that is well-formed; what the scan finds is not
+ * (a tag, comment or value not closed, an end tag with no start) is
+ * refused here, and what it does not find is refused by the parse after,
+ * which then reads no more than the scan counted. */
+static const char *plaintext_scan(apr_pool_t *p, const char *s,
+                                  apr_size_t len, const char **check)
+{
+    const char *c = s, *end = s + len, *q;
+    int depth = 0, top = 0, elements = 0, attrs;
+
+    *check = "decrypted-size";
+    if (len > RSP_DECRYPTED_MAX_SIZE) {
+        return apr_psprintf(p, "%" APR_SIZE_T_FMT " bytes (at most %d are "
+                            "accepted)", len,
+                            RSP_DECRYPTED_MAX_SIZE);
+    }
+    while (c < end) {
+        q = memchr(c, '<', (apr_size_t)(end - c));
+        q = q ? q : end;
+        if (depth == 0 && !blank(c, q)) {
+            *check = "assertion-count";
+            return "text beside the Assertion element";
+        }
+        if ((c = q) == end) {
+            break;
+        }
+        if (c + 1 == end) {
+            goto malformed;
+        }
+        if (starts(c, end, "<!--") || starts(c, end, "<![CDATA[")
+            || starts(c, end, "<?")) {
+            q = c[1] == '?' ? past(c, end, "<?", "?>")
+                : c[2] == '-' ? past(c, end, "<!--", "-->")
+                : past(c, end, "<![CDATA[", "]]>");
+            if (!q) {
+                goto malformed;
+            }
+            if (depth == 0) {
+                *check = "assertion-count";
+                return c[1] == '?' ? "a processing instruction or XML "
+                                     "declaration beside the Assertion "
+                                     "element"
+                       : c[2] == '-' ? "a comment beside the Assertion "
+                                     "element"
+                       : "text beside the Assertion element";
+            }
+            c = q;
+            continue;
+        }
+        if (starts(c, end, "<!")) {
+            *check = "xml";
+            return "a DOCTYPE or other declaration";
+        }
+        if (c[1] == '/') {
+            q = memchr(c, '>', (apr_size_t)(end - c));
+            if (!q || --depth < 0) {
+                goto malformed;
+            }
+            c = q + 1;
+            continue;
+        }
+        /* a start tag: its attributes are its '=' outside quotes */
+        if (depth == 0 && ++top > 1) {
+            *check = "assertion-count";
+            return "more than one element (exactly one saml:Assertion "
+                   "is accepted)";
+        }
+        if (++elements > RSP_DECRYPTED_MAX_ELEMENTS) {
+            *check = "decrypted-size";
+            return apr_psprintf(p, "more than %d elements (the most accepted)",
+                                RSP_DECRYPTED_MAX_ELEMENTS);
+        }
+        for (attrs = 0, q = c + 1; q < end && *q != '>' && *q != '<'; q++) {
+            if (*q == '"' || *q == '\'') {
+                q = memchr(q + 1, *q, (apr_size_t)(end - q - 1));
+                if (!q) {
+                    q = end;
+                    break;
+                }
+            }
+            else if (*q == '=' && ++attrs > RSP_DECRYPTED_MAX_ATTRIBUTES) {
+                *check = "decrypted-size";
+                return apr_psprintf(p, "an element with more than %d "
+                                    "attributes",
+                                    RSP_DECRYPTED_MAX_ATTRIBUTES);
+            }
+        }
+        if (q == end || *q == '<') {
+            goto malformed;
+        }
+        if (q[-1] != '/' && ++depth > RSP_DECRYPTED_MAX_DEPTH) {
+            *check = "xml-depth";
+            return apr_psprintf(p, "elements nested more than %d deep",
+                                RSP_DECRYPTED_MAX_DEPTH);
+        }
+        c = q + 1;
+    }
+    if (depth != 0) {
+        goto malformed;
+    }
+    if (top == 0) {
+        *check = "assertion-count";
+        return "no element (exactly one saml:Assertion is accepted)";
+    }
+    *check = NULL;
+    return NULL;
+
+malformed:
+    /* Exact on well-formed XML, so this is not: refused before libxml2
+     * reads on past the error (it goes on, without its SAX, and does
+     * the quadratic work of a tag beyond). */
+    *check = "xml";
+    return "not well-formed XML";
+}
+
+const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
+                                     apr_size_t len, const char **id,
+                                     const char **check)
+{
+    xmlDocPtr doc;
+    xmlNodePtr root;
+    const char *why;
+
+    if ((why = plaintext_scan(p, text, len, check)) != NULL) {
+        return why;
+    }
+    *check = "xml";
+    if (memchr(text, '\0', len)) {
+        return "a NUL byte";
+    }
+    /* Within the limits now. As xmlsec reads it: UTF-8 (its context
+     * declares no encoding), nothing from the network. */
+    doc = xmlReadMemory(text, (int)len, NULL, "UTF-8",
+                        XML_PARSE_NONET | XML_PARSE_NOERROR
+                            | XML_PARSE_NOWARNING);
+    if (!doc) {
+        return "not well-formed XML";
+    }
+    root = xmlDocGetRootElement(doc);
+    if (doc->intSubset || doc->extSubset) {
+        why = "a DOCTYPE";
+    }
+    else if (!is_el(root, NS_SAML, "Assertion")) {
+        *check = "assertion-count";
+        why = apr_psprintf(p, "the element is %s%s%s, not saml:Assertion",
+                           root && root->ns && root->ns->href
+                               ? (const char *)root->ns->href : "",
+                           root && root->ns && root->ns->href ? ":" : "",
+                           root ? (const char *)root->name : "(none)");
+    }
+    else if (id) {
+        *id = attr(p, root, "ID");
+    }
+    xmlFreeDoc(doc);
+    if (!why) {
+        *check = NULL;
+    }
+    return why;
 }

@@ -34,6 +34,10 @@ typedef struct {
     const char *data_alg;   /* encrypted: the EncryptedData's algorithm */
     const char *key_alg;    /* encrypted: the EncryptedKey's algorithm */
     int keys;               /* encrypted: EncryptedKey elements */
+    xmlNodePtr enc_data;    /* encrypted: the EncryptedData, and the */
+    xmlNodePtr enc_key;     /* EncryptedKey Lasso decrypts it with (the
+                             * first beside it, else the first in its
+                             * first KeyInfo); in *doc_out */
     const char *weak;       /* NULL, or where a SHA-1 signature or digest is
                              * (the caller decides whether it is allowed) */
 } rsp_shape_t;
@@ -42,13 +46,37 @@ typedef struct {
  * its shape: a samlp:Response with exactly one Assertion or
  * EncryptedAssertion child; an EncryptedAssertion holds one EncryptedData
  * encrypted with AES (CBC or GCM) and EncryptedKeys that all use
- * RSA-OAEP (rsa-oaep-mgf1p). On refusal APR_EGENERAL with *check one of
+ * RSA-OAEP (rsa-oaep-mgf1p), every ciphertext a CipherValue (xmlsec
+ * would fetch a CipherReference's URI, before any signature is checked).
+ * On refusal APR_EGENERAL with *check one of
  * xml, assertion-count, encryption, encryption-algorithm and *detail.
  * *doc_out (may be NULL) receives the parsed document on success; the
  * caller frees it with xmlFreeDoc. */
 apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
                             apr_size_t len, xmlDocPtr *doc_out,
                             const char **check, const char **detail);
+
+/* What a decryption may yield: xmlsec parses it without libxml2's limits
+ * (XML_PARSE_HUGE) and Lasso keeps only its first node, so it is checked
+ * before Lasso decrypts it. */
+#define RSP_DECRYPTED_MAX_SIZE (128 * 1024)  /* bytes */
+#define RSP_DECRYPTED_MAX_DEPTH 64           /* the Assertion is level 1 */
+#define RSP_DECRYPTED_MAX_ELEMENTS 4096
+#define RSP_DECRYPTED_MAX_ATTRIBUTES 64      /* on one element, xmlns too */
+
+/* The plaintext of an EncryptedAssertion (len bytes): NULL when it is
+ * exactly one saml:Assertion element, with nothing beside it but
+ * whitespace, within the limits above (*id, when id is not NULL: its ID
+ * attribute, NULL if it has none); else why, with *check one of
+ * decrypted-size (bytes, elements, or attributes of one element),
+ * xml-depth, assertion-count (no element, more than one, one that is not
+ * saml:Assertion, or text, a comment or a processing instruction beside
+ * it) or xml (not well-formed, a DOCTYPE). The limits are checked by a
+ * scan of the bytes that stops at the first one exceeded, before libxml2
+ * parses anything (its duplicate-attribute check is quadratic). */
+const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
+                                     apr_size_t len, const char **id,
+                                     const char **check);
 
 /* An HTTP-Redirect message (the SAMLRequest or SAMLResponse parameter,
  * URL-decoded: base64 of raw DEFLATE), read before Lasso parses it (Lasso

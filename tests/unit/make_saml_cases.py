@@ -55,6 +55,131 @@ def evil_copy(assertion, new_id, user="mallory"):
     return re.sub(r"(<saml:NameID\b[^>]*>)[^<]*(<)", r"\g<1>%s\2" % user, a, count=1)
 
 
+DECRYPTED_MAX_SIZE = 128 * 1024     # rsp_saml_shape.h: RSP_DECRYPTED_MAX_SIZE
+DECRYPTED_MAX_DEPTH = 64            # RSP_DECRYPTED_MAX_DEPTH
+DECRYPTED_MAX_ELEMENTS = 4096       # RSP_DECRYPTED_MAX_ELEMENTS
+DECRYPTED_MAX_ATTRIBUTES = 64       # RSP_DECRYPTED_MAX_ATTRIBUTES
+ENCRYPTED_ASSERTION = re.compile(
+    r"<saml:EncryptedAssertion\b.*?</saml:EncryptedAssertion>", re.S)
+
+
+class Plaintext(tidp.Encryption):
+    """Encrypts, as the test IdP does, what change(assertion) makes of the
+    assertion it serialised (and signed) on its own: what an attacker with
+    the SP's published certificate can send, or (re-signed) what an IdP
+    could."""
+
+    def __init__(self, cert_path, change):
+        super().__init__(cert_path)
+        self.change = change
+
+    def encrypt_xmlsec1(self, assertion_xml, recipient=None):
+        return super().encrypt_xmlsec1(self.change(assertion_xml), recipient)
+
+
+def resign_assertion(assertion, idp):
+    """The standalone assertion's signature made again by the IdP's key
+    (xmlsec1, a template like Lasso's), over what it holds now."""
+    aid = re.search(r'\bID="([^"]*)"', assertion).group(1)
+    sig_alg, digest = tidp.SIGNATURE_METHODS["rsa-sha256"]
+    tmpl = (
+        '<Signature xmlns="%(ds)s"><SignedInfo>'
+        '<CanonicalizationMethod Algorithm="%(c14n)s"/>'
+        '<SignatureMethod Algorithm="%(sig)s"/>'
+        '<Reference URI="#%(id)s"><Transforms>'
+        '<Transform Algorithm="%(env)s"/><Transform Algorithm="%(c14n)s"/>'
+        '</Transforms><DigestMethod Algorithm="%(digest)s"/>'
+        '<DigestValue></DigestValue></Reference></SignedInfo>'
+        '<SignatureValue></SignatureValue>'
+        '<KeyInfo><X509Data><X509Certificate/></X509Data></KeyInfo>'
+        '</Signature>'
+        % {"ds": DSIG, "c14n": tidp.C14N_EXCL, "sig": sig_alg,
+           "env": tidp.ENVELOPED, "digest": digest, "id": aid})
+    body = SIGNATURE.sub("", assertion, count=1).replace(
+        "</saml:Issuer>", "</saml:Issuer>" + tmpl, 1)
+    return tidp._xmlsec1_file(
+        ["--sign", "--privkey-pem", "%s,%s" % (idp.key_path, idp.cert_path),
+         "--id-attr:ID", "%s:Assertion" % tidp.SAML_NS,
+         "--node-xpath", "/*[local-name()='Assertion']/*[local-name()='Signature']",
+         "assertion.xml"], "--sign", {"assertion.xml": body})
+
+
+def in_value(assertion, xml):
+    """The assertion with xml at the start of its first AttributeValue."""
+    return re.sub(r"(<saml:AttributeValue\b[^>]*>)", lambda m: m.group(1) + xml,
+                  assertion, count=1)
+
+
+def nested(levels):
+    return "<a>" * levels + "</a>" * levels
+
+
+def encrypted_cases(out, idp, cert, cipher_port):
+    """Responses with an EncryptedAssertion (an unsigned Response: what is
+    decrypted before any signature is checked), really encrypted for the
+    SP's certificate, each named for what its plaintext is."""
+    other_key, other_cert = tidp.make_keypair(out, "other", "another sp")
+    attrs = {"mail": ["alice@example.org"]}
+    # levels of a value's content at depth d: Assertion 1, AttributeStatement
+    # 2, Attribute 3, AttributeValue 4
+    value_depth = 4
+
+    def mint(change=None, cert_path=cert, **kw):
+        enc = Plaintext(cert_path, change or (lambda a: a))
+        kw.setdefault("sign_response", False)
+        return idp.mint_xml(SP, ACS, encrypt=enc, attributes=attrs, **kw)
+
+    def other(name_id):
+        """Another assertion the IdP signed, standalone, for a second one."""
+        got = []
+        mint(lambda a: got.append(a) or a, name_id=name_id)
+        return got[0]
+
+    mallory = other("mallory")
+
+    def padded(total):
+        return lambda a: a + " " * (total - len(a.encode()))
+
+    cases = {
+        "enc-good": mint(),
+        "enc-good-response-signed": mint(sign_response=True, sign_assertion=False),
+        "enc-another-key": mint(cert_path=other_cert),
+        # depth: the issue's 18,000 levels; one past the limit; at it
+        "enc-deep-18000": mint(lambda a: nested(18000)),
+        "enc-deep-over": mint(lambda a: in_value(
+            a, nested(DECRYPTED_MAX_DEPTH - value_depth + 1))),
+        "enc-deep-at-limit": mint(lambda a: resign_assertion(in_value(
+            a, nested(DECRYPTED_MAX_DEPTH - value_depth)), idp)),
+        # size: at the limit (whitespace after the assertion), one byte
+        # past it, far past it (refused before the private key is used)
+        "enc-size-at-limit": mint(padded(DECRYPTED_MAX_SIZE)),
+        "enc-size-over": mint(padded(DECRYPTED_MAX_SIZE + 1)),
+        "enc-size-large": mint(lambda a: in_value(a, "x" * (2 * DECRYPTED_MAX_SIZE))),
+        "enc-many-elements": mint(lambda a: in_value(
+            a, "<a/>" * DECRYPTED_MAX_ELEMENTS)),
+        "enc-many-attributes": mint(lambda a: in_value(a, "<a %s/>" % " ".join(
+            'a%d=""' % i for i in range(DECRYPTED_MAX_ATTRIBUTES + 1)))),
+        # exactly one Assertion comes out, and nothing else
+        "enc-two-genuine-first": mint(lambda a: a + mallory),
+        "enc-two-genuine-second": mint(lambda a: mallory + a),
+        "enc-other-element-after": mint(
+            lambda a: a + '<saml:Issuer xmlns:saml="%s">x</saml:Issuer>' % tidp.SAML_NS),
+        "enc-not-an-assertion": mint(
+            lambda a: '<saml:Issuer xmlns:saml="%s">x</saml:Issuer>' % tidp.SAML_NS),
+        "enc-comment-after": mint(lambda a: a + "<!-- more -->"),
+        "enc-text-after": mint(lambda a: a + "more"),
+        "enc-whitespace-around": mint(lambda a: "\n  " + a + "\n"),
+    }
+    # The data's ciphertext by reference: xmlsec would fetch it.
+    good = cases["enc-good"]
+    i = good.rfind("<xenc:CipherData>")
+    j = good.index("</xenc:CipherData>", i) + len("</xenc:CipherData>")
+    cases["enc-cipher-reference"] = (
+        good[:i] + '<xenc:CipherData><xenc:CipherReference URI="http://127.0.0.1:'
+        '%d/cipher"/></xenc:CipherData>' % cipher_port + good[j:])
+    return cases
+
+
 def main(out, dtd_port):
     os.makedirs(os.path.join(out, "cases"), exist_ok=True)
     key, cert = tidp.make_keypair(out, "sp", "rsp unit sp")
@@ -118,6 +243,7 @@ def main(out, dtd_port):
                             not_on_or_after_offset=-600, scd_not_on_or_after_offset=-600)
     cases["window-too-long"] = mint(not_on_or_after_offset=7200,
                                     scd_not_on_or_after_offset=7200)
+    cases.update(encrypted_cases(out, idp, cert, dtd_port))
     for name, xml in cases.items():
         with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
             f.write(b64(xml))
