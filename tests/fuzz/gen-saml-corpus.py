@@ -7,7 +7,8 @@ Writes, under tests/fuzz/:
   saml/     the fixed key pairs (made once, kept: the seeds are signed with
             them) and the IdP's metadata
   corpus/fuzz_saml_response/   decoded Response XML, minted at FUZZ_MINTED
-            (fuzz_saml.h) for the SP https://sp.fuzz.example/saml
+            (fuzz_saml.h) for the SP https://sp.fuzz.example/saml (some
+            with an EncryptedAssertion whose plaintext is not one assertion)
   corpus/fuzz_redirect_sig/    raw HTTP-Redirect queries: the IdP's
             LogoutRequest and LogoutResponse, signed
 
@@ -61,6 +62,19 @@ def resign(url, key_path, digest, alg_uri):
         signed, urllib.parse.quote(base64.b64encode(sig).decode(), safe=""))
 
 
+class Plaintext(Encryption):
+    """Encrypts what change(assertion) makes of the assertion the IdP
+    serialised (and signed) on its own: what an attacker holding the SP's
+    certificate can send."""
+
+    def __init__(self, cert_path, change):
+        super().__init__(cert_path)
+        self.change = change
+
+    def encrypt_xmlsec1(self, assertion_xml, recipient=None):
+        return super().encrypt_xmlsec1(self.change(assertion_xml), recipient)
+
+
 def main():
     os.makedirs(SAML, exist_ok=True)
     idp = TestIdP(SAML, entity_id=IDP, sso_url="https://idp.test.example/idp/sso")
@@ -91,6 +105,21 @@ def main():
           mint(encrypt=enc, sign_assertion=False))
     write(t, "encrypted-cbc.xml", mint(
         encrypt=Encryption(sp_crt, data="aes256-cbc"), sign_response=False))
+    # what a decryption yields, checked before Lasso reads it: two
+    # assertions in one EncryptedAssertion, and one nested past the limit
+    write(t, "encrypted-two-assertions.xml", mint(
+        encrypt=Plaintext(sp_crt, lambda a: a + a), sign_response=False))
+    write(t, "encrypted-deep.xml", mint(
+        encrypt=Plaintext(sp_crt, lambda a: a.replace(
+            "</saml:Issuer>", "</saml:Issuer>" + "<a>" * 70 + "</a>" * 70, 1)),
+        sign_response=False))
+    # the data's ciphertext by reference (xmlsec would fetch the URI)
+    good = mint(encrypt=enc, sign_response=False)
+    i = good.rfind("<xenc:CipherData>")
+    j = good.index("</xenc:CipherData>", i) + len("</xenc:CipherData>")
+    write(t, "encrypted-cipher-reference.xml", good[:i] + (
+        '<xenc:CipherData><xenc:CipherReference URI="http://127.0.0.1:9/c"/>'
+        "</xenc:CipherData>") + good[j:])
     write(t, "sha1.xml", mint(sign_response=False, signature_method="rsa-sha1"))
     write(t, "two-assertions.xml", mint(sign_response=False, assertions=2))
     write(t, "unsigned.xml", mint(sign_response=False, sign_assertion=False))
