@@ -22,12 +22,18 @@ Sections (all by default; --only picks some):
                 and CPU per sign-in (httpd and Redis), for the first burst
                 after a start and for a steady-state burst; protected
                 requests/s with a session.
+  decryption    one httpd: the wall time (loopback: the server's time) of
+                a genuine sign-in with an EncryptedAssertion, and of a
+                hostile POST anyone holding the SP's certificate can send:
+                an unsigned Response whose EncryptedAssertion decrypts to an
+                assertion 18,000 levels deep (refused, check=xml-depth or
+                decrypted-size); also in the instructions section.
   store         per sign-in wall time with a plaintext and a TLS Redis,
                 each with and without ReplaySPStoreReplicas 1 (a real
                 replica), and a Redis Cluster with and without it,
                 interleaved in one run: what TLS, WAIT and a cluster add.
 
-Usage: scripts/bench.sh [--only instructions|syscalls|fleet|store] [--quick] [--keep]
+Usage: scripts/bench.sh [--only instructions|syscalls|fleet|decryption|store] [--quick] [--keep]
 """
 
 import argparse
@@ -80,6 +86,21 @@ def calls_delta(before, after):
 
 # -- the test IdP and the SP's key material -----------------------------------
 
+HOSTILE_LEVELS = 18000
+
+
+class Plaintext(rsp_testidp.Encryption):
+    """Encrypts what change(assertion) makes of the assertion the test IdP
+    serialised (and signed) on its own."""
+
+    def __init__(self, cert_path, change):
+        super().__init__(cert_path)
+        self.change = change
+
+    def encrypt_xmlsec1(self, assertion_xml, recipient=None):
+        return super().encrypt_xmlsec1(self.change(assertion_xml), recipient)
+
+
 class Setup:
     def __init__(self, workdir):
         self.workdir = workdir
@@ -100,6 +121,22 @@ class Setup:
     def mint(self, acs_url, **kw):
         return self.idp.mint(SP_ENTITY_ID, acs_url,
                              assertion_id=rsp_testidp.random_id(), **kw)
+
+    def mint_encrypted(self, acs_url, change=None, mail="alice@example.org"):
+        """A sign-in with an EncryptedAssertion in an unsigned Response (the
+        assertion signed, inside), encrypted for the SP's certificate;
+        change(assertion) makes the plaintext of the assertion serialised."""
+        enc = Plaintext(self.sp["cert_file"], change or (lambda a: a))
+        return self.mint(acs_url, sign_response=False, encrypt=enc,
+                         attributes={"mail": [mail]})
+
+    def mint_deep(self, acs_url, levels=HOSTILE_LEVELS):
+        """The hostile POST: the assertion's first AttributeValue holds
+        levels nested elements (no signature need verify: the plaintext is
+        parsed before any is checked)."""
+        return self.mint_encrypted(acs_url, lambda a: re.sub(
+            r"(<saml:AttributeValue\b[^>]*>)",
+            lambda m: m.group(1) + "<a>" * levels + "</a>" * levels, a, count=1))
 
     def close(self):
         self.rc.close()
@@ -221,6 +258,8 @@ def section_instructions(setup, module, workdir, quick):
 
     both = [setup.mint(acs) for _ in range(n + 2)]
     one = [setup.mint(acs, sign_response=False) for _ in range(n + 1)]
+    encrypted = [setup.mint_encrypted(acs) for _ in range(n + 1)]
+    hostile = setup.mint_deep(acs)
     cg.start()
     try:
         # The very first sign-in: whatever a worker still builds on first use.
@@ -248,6 +287,13 @@ def section_instructions(setup, module, workdir, quick):
         cookie = harness.session_cookie(post(setup.mint(acs)))[0]
         results.append(("protected GET with a session",
                         cg.measure(lambda: get("/app/page.html", cookie=cookie), n)))
+        post(encrypted.pop())
+        results.append(("unsolicited sign-in, EncryptedAssertion",
+                        cg.measure(lambda: post(encrypted.pop()), n)))
+        post(hostile, expect=400)
+        results.append(("hostile EncryptedAssertion, %d levels (refused)"
+                        % HOSTILE_LEVELS,
+                        cg.measure(lambda: post(hostile, expect=400), n)))
     finally:
         cg.stop()
     say("")
@@ -428,6 +474,61 @@ def section_fleet(setup, module, workdir, quick):
     say("(CPU per sign-in: replicas' processes, balancer excluded; wall time through the balancer)")
 
 
+def section_decryption(setup, module, workdir, quick):
+    """Wall time per POST on loopback, one client, one httpd, bodies encoded
+    beforehand: a genuine sign-in with an EncryptedAssertion, one as large
+    as the hostile POST (an attribute value of 124,000 bytes), and the
+    hostile POST of Setup.mint_deep, interleaved so that the machine's
+    noise falls on all alike."""
+    import requests
+    import urllib.parse
+    n = 10 if quick else 40
+    h = harness.Httpd(os.path.join(workdir, "dec-httpd"), "dec-httpd",
+                      modules=[("replay_sp_module", module)], threads=2,
+                      start_servers=1,
+                      body=harness.sp_conf_body(setup.redis.url, setup.sp))
+    acs = h.base_url + harness.ENDPOINT + "/acs"
+    kinds = [
+        ("genuine sign-in, EncryptedAssertion", 303,
+         [setup.mint_encrypted(acs) for _ in range(n + 3)]),
+        ("genuine sign-in, EncryptedAssertion as large", 303,
+         [setup.mint_encrypted(acs, mail="x" * 124000) for _ in range(n + 3)]),
+        ("hostile, plaintext %d levels deep" % HOSTILE_LEVELS, 400,
+         [setup.mint_deep(acs)] * (n + 3)),
+    ]
+    walls = {label: [] for label, _, _ in kinds}
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    h.start()
+    try:
+        for j in range(n + 3):
+            for label, expect, items in kinds:
+                body = urllib.parse.urlencode({"SAMLResponse": items[j]})
+                t0 = time.perf_counter()
+                r = requests.post(acs, data=body, headers=headers,
+                                  allow_redirects=False, timeout=120)
+                wall = time.perf_counter() - t0
+                if r.status_code != expect:
+                    raise harness.HarnessError("%s: answered %d, not %d"
+                                               % (label, r.status_code, expect))
+                if j >= 3:          # the first ones warm the worker up
+                    walls[label].append(wall)
+        with open(h.error_log) as f:
+            checks = re.findall(r"check=([\w-]+)", f.read())
+    finally:
+        h.stop()
+    say("")
+    say("== decryption: wall time per POST on loopback, one client, %d each, "
+        "interleaved", n)
+    say("%-48s %9s %9s %9s", "POST", "bytes", "p50 ms", "p90 ms")
+    for label, _, items in kinds:
+        w = walls[label]
+        say("%-48s %9d %9.2f %9.2f", label, len(items[0]),
+            statistics.median(w) * 1e3, pct(w, 90) * 1e3)
+    say("(the hostile POST refused with check=%s; before its plaintext was "
+        "checked before Lasso read it, it took seconds: the time grew with the "
+        "square of the depth)" % (checks[-1] if checks else "?"))
+
+
 def section_store(setup, module, workdir, quick):
     """Per sign-in wall time over each kind of store connection, measured
     in one run: four httpd instances (plaintext Redis, TLS, plaintext with
@@ -495,14 +596,15 @@ def section_store(setup, module, workdir, quick):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=("instructions", "syscalls", "fleet", "store"),
+    ap.add_argument("--only", choices=("instructions", "syscalls", "fleet", "decryption",
+                                       "store"),
                     action="append")
     ap.add_argument("--quick", action="store_true", help="fewer operations per figure")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (callgrind's dumps: one per request, "
                     "for callgrind_annotate)")
     args = ap.parse_args()
-    sections = args.only or ["instructions", "syscalls", "fleet", "store"]
+    sections = args.only or ["instructions", "syscalls", "fleet", "decryption", "store"]
     module = harness.module_path()
     workdir = harness.make_workdir("rsp-bench-")
     say("mod_replay_sp benchmark: module %s", module)
@@ -514,6 +616,8 @@ def main():
             section_syscalls(setup, module, workdir, args.quick)
         if "fleet" in sections:
             section_fleet(setup, module, workdir, args.quick)
+        if "decryption" in sections:
+            section_decryption(setup, module, workdir, args.quick)
         if "store" in sections:
             section_store(setup, module, workdir, args.quick)
     finally:
