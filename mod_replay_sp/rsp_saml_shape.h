@@ -42,14 +42,17 @@ typedef struct {
                              * (the caller decides whether it is allowed) */
 } rsp_shape_t;
 
-/* Parse the decoded Response (len bytes, no DOCTYPE: refused) and check
- * its shape: a samlp:Response with exactly one Assertion or
+/* Parse the decoded Response (len bytes, no DOCTYPE: refused; within
+ * RSP_MESSAGE_MAX_DEPTH and RSP_MESSAGE_MAX_ATTRIBUTES, checked before it
+ * is parsed) and check its shape: a samlp:Response with exactly one
+ * Assertion or
  * EncryptedAssertion child; an EncryptedAssertion holds one EncryptedData
  * encrypted with AES (CBC or GCM) and EncryptedKeys that all use
  * RSA-OAEP (rsa-oaep-mgf1p), every ciphertext a CipherValue (xmlsec
  * would fetch a CipherReference's URI, before any signature is checked).
  * On refusal APR_EGENERAL with *check one of
- * xml, assertion-count, encryption, encryption-algorithm and *detail.
+ * xml, xml-depth, assertion-count, encryption, encryption-algorithm and
+ * *detail.
  * *doc_out (may be NULL) receives the parsed document on success; the
  * caller frees it with xmlFreeDoc. */
 apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
@@ -63,6 +66,16 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
 #define RSP_DECRYPTED_MAX_DEPTH 64           /* the Assertion is level 1 */
 #define RSP_DECRYPTED_MAX_ELEMENTS 4096
 #define RSP_DECRYPTED_MAX_ATTRIBUTES 64      /* on one element, xmlns too */
+
+/* What any SAML message read here may have, before libxml2 parses it
+ * (rsp_saml_shape, rsp_saml_redirect_peek): libxml2 2.9 checks an
+ * element's attributes for duplicates pairwise (a 180 KB element of
+ * 25,000 attributes is a second and a half, parsed twice, ours and
+ * Lasso's), and the signature checks after do work that grows with the
+ * depth of every element. Refused with check=xml (attributes) or
+ * xml-depth; the size is ReplaySPMaxBodySize's business. */
+#define RSP_MESSAGE_MAX_DEPTH (RSP_DECRYPTED_MAX_DEPTH + 1) /* Response 1 */
+#define RSP_MESSAGE_MAX_ATTRIBUTES RSP_DECRYPTED_MAX_ATTRIBUTES
 
 /* The plaintext of an EncryptedAssertion (len bytes): NULL when it is
  * exactly one saml:Assertion element, with nothing beside it but
@@ -81,11 +94,12 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
 /* An HTTP-Redirect message (the SAMLRequest or SAMLResponse parameter,
  * URL-decoded: base64 of raw DEFLATE), read before Lasso parses it (Lasso
  * aborts the whole process on some malformed messages): it must inflate
- * to at most 128 KiB of well-formed XML without a DOCTYPE whose root is
+ * to at most 128 KiB of well-formed XML (within RSP_MESSAGE_MAX_DEPTH and
+ * RSP_MESSAGE_MAX_ATTRIBUTES) without a DOCTYPE whose root is
  * samlp:ROOT with at most one saml:Issuer, non-empty, in *issuer (NULL when
  * there is none); a LogoutRequest must hold exactly one of saml:BaseID,
  * saml:NameID and saml:EncryptedID. NULL when it does, else why, with
- * *check "binding" (not base64 or not DEFLATE) or "xml". */
+ * *check "binding" (not base64 or not DEFLATE), "xml" or "xml-depth". */
 const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
                                    const char *root, const char **issuer,
                                    const char **check);

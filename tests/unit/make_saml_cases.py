@@ -244,6 +244,17 @@ def main(out, dtd_port):
     cases["window-too-long"] = mint(not_on_or_after_offset=7200,
                                     scd_not_on_or_after_offset=7200)
     cases.update(encrypted_cases(out, idp, cert, dtd_port))
+    # Any Response: libxml2 2.9 checks an element's attributes pairwise;
+    # the depth, on an element outside the signed assertion (Extensions)
+    many = " ".join('a%d=""' % i for i in range(DECRYPTED_MAX_ATTRIBUTES + 1))
+    for name, inner in (
+            ("response-many-attributes", "<x %s/>" % many),
+            # Response 1, Extensions 2: DECRYPTED_MAX_DEPTH + 1 is the limit
+            ("response-deep-over", nested(DECRYPTED_MAX_DEPTH)),
+            ("response-deep-at-limit", nested(DECRYPTED_MAX_DEPTH - 1))):
+        cases[name] = base.replace(
+            "</saml:Issuer>", "</saml:Issuer><samlp:Extensions>%s</samlp:Extensions>"
+            % inner, 1)
     for name, xml in cases.items():
         with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
             f.write(b64(xml))
@@ -262,6 +273,27 @@ def resign(url, key_path, digest, alg_uri):
         base64.b64encode(sig).decode(), safe=""))
 
 
+def with_attributes(url, n):
+    """The query with n more attributes on the root element of its
+    SAMLRequest, SigAlg and Signature kept (no longer its signature: the
+    message is refused before the signature is looked at)."""
+    import zlib
+    parts = tidp.redirect_query(url).split("&")
+    for i, part in enumerate(parts):
+        name, value = part.split("=", 1)
+        if name != "SAMLRequest":
+            continue
+        xml = zlib.decompress(base64.b64decode(urllib.parse.unquote(value)),
+                              -15).decode()
+        xml = re.sub(r"^(<samlp:LogoutRequest\b)", lambda m: m.group(1) + "".join(
+            ' a%d=""' % j for j in range(n)), xml, count=1)
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)
+        raw = c.compress(xml.encode()) + c.flush()
+        parts[i] = "SAMLRequest=" + urllib.parse.quote(
+            base64.b64encode(raw).decode(), safe="")
+    return "&".join(parts)
+
+
 def logout_requests(out, idp, rogue, cert):
     os.makedirs(os.path.join(out, "logout"), exist_ok=True)
     md = tidp.sp_metadata(SP, ACS, cert, slo_url=SLO)
@@ -277,6 +309,7 @@ def logout_requests(out, idp, rogue, cert):
         "unsigned": tidp.redirect_query(idp.logout_request_url(md, "alice", sign=False)[0]),
         "another-key": tidp.redirect_query(rogue.logout_request_url(md, "alice")[0]),
         "no-saml-request": "RelayState=%2Fbye",
+        "many-attributes": with_attributes(url, DECRYPTED_MAX_ATTRIBUTES + 1),
     }
     for name, query in q.items():
         with open(os.path.join(out, "logout", name + ".txt"), "w") as f:

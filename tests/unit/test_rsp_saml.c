@@ -17,7 +17,11 @@
  * comment splitting the signed NameID, DOCTYPE (an internal entity; an
  * external DTD, which must never be fetched: a listener here sees whether
  * anything connects), two and zero assertions, another key, a broken
- * signature, and the checks after the signatures. LogoutRequests:
+ * signature, and the checks after the signatures. Encrypted assertions
+ * (unsigned Response: decrypted before any signature is checked): what
+ * the plaintext may be (one saml:Assertion, the size, element, attribute
+ * and depth limits, at and past each), a CipherReference (never fetched).
+ * Any Response: the attributes of one element, the depth. LogoutRequests:
  * RSA-SHA256 and -SHA512 taken, RSA-SHA1 (not allowed here), tampered,
  * unsigned, another key and no SAMLRequest refused. */
 #include <errno.h>
@@ -101,6 +105,10 @@ static const case_t cases[] = {
     {"enc-not-an-assertion", "assertion-count", NULL},
     {"enc-comment-after", "assertion-count", NULL},
     {"enc-text-after", "assertion-count", NULL},
+    /* any Response, before it is parsed */
+    {"response-many-attributes", "xml", NULL},
+    {"response-deep-over", "xml-depth", NULL},
+    {"response-deep-at-limit", NULL, "alice"},
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 
@@ -385,6 +393,7 @@ static const logout_case_t logout_cases[] = {
     {"unsigned", "signature"},
     {"another-key", "signature"},
     {"no-saml-request", "binding"},
+    {"many-attributes", "xml"},     /* before its signature is looked at */
 };
 #define NLOGOUT ((int)(sizeof(logout_cases) / sizeof(logout_cases[0])))
 
