@@ -127,16 +127,19 @@ typedef struct {
 
 /* Validate a base64 SAMLResponse (HTTP-POST binding). On refusal returns
  * APR_EGENERAL with *check a short stable name of the failed check
- * (base64, xml, issuer, signature, weak-signature, status,
- * assertion-count, encryption, encryption-algorithm, decrypt, subject,
- * bearer, recipient, destination, audience, in-response-to,
- * window-missing, expired, not-yet-valid, window-too-long) and *detail.
+ * (base64, xml, xml-depth, issuer, signature, weak-signature, status,
+ * assertion-count, encryption, encryption-algorithm, decrypt,
+ * decrypted-size, subject, bearer, recipient, destination, audience,
+ * in-response-to, window-missing, expired, not-yet-valid, window-too-long)
+ * and *detail.
  *
  * An EncryptedAssertion is decrypted with the SP's decryption keys, and
  * only after: its shape and algorithms were checked (rsp_saml_shape.h), and
  * the Response's signature, where it has one, was verified; an unsigned
  * Response needs a signed assertion inside. Exactly one assertion goes
- * in and exactly one comes out: the decrypted one.
+ * in and exactly one comes out: the decrypted one. What a decryption
+ * yields is scanned before anything parses it (size, elements,
+ * attributes, depth, exactly one saml:Assertion: rsp_saml_shape.h).
  * Whether InResponseTo names a request of ours is the caller's business:
  * it is returned in (*out)->in_response_to. */
 apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
