@@ -117,22 +117,22 @@ static const char *const saml_names[] = {
 #define NAME_OTHER (-1)
 #define NAME_NOT_ASCII (-2)
 
-/* s[0..n) percent-decoded as a lenient parser would: a bad escape (or
- * %00) kept as it is, '+' a space when plus. */
-static char *loose_decode(apr_pool_t *p, const char *s, apr_size_t n, int plus)
+char *rsp_form_decode_loose(apr_pool_t *p, const char *s, apr_size_t n,
+                            int flags)
 {
     char *out = apr_palloc(p, n + 1), *o = out;
     const char *end = s + n;
 
     while (s < end) {
         int hi, lo;
-        if (*s == '+' && plus) {
+        if (*s == '+' && (flags & RSP_DECODE_PLUS)) {
             *o++ = ' ';
             s++;
             continue;
         }
         if (*s == '%' && end - s >= 3 && (hi = hexval((unsigned char)s[1])) >= 0
-            && (lo = hexval((unsigned char)s[2])) >= 0 && (hi | lo) != 0) {
+            && (lo = hexval((unsigned char)s[2])) >= 0
+            && ((hi | lo) != 0 || (flags & RSP_DECODE_NUL))) {
             *o++ = (char)(hi << 4 | lo);
             s += 3;
             continue;
@@ -183,10 +183,11 @@ static const char *read_names(apr_pool_t *p, const char *text, int counts[N_SAML
     int r, i;
 
     readings[0] = text;
-    readings[1] = loose_decode(p, text, len, 0);
-    readings[2] = loose_decode(p, text, len, 1);
-    readings[3] = loose_decode(p, readings[1], strlen(readings[1]), 0);
-    readings[4] = loose_decode(p, readings[2], strlen(readings[2]), 1);
+    readings[1] = rsp_form_decode_loose(p, text, len, 0);
+    readings[2] = rsp_form_decode_loose(p, text, len, RSP_DECODE_PLUS);
+    readings[3] = rsp_form_decode_loose(p, readings[1], strlen(readings[1]), 0);
+    readings[4] = rsp_form_decode_loose(p, readings[2], strlen(readings[2]),
+                                        RSP_DECODE_PLUS);
     memset(counts, 0, sizeof(int) * N_SAML);
     for (r = 0; r < 5; r++) {
         int here[3][N_SAML] = {{0}};
@@ -200,8 +201,9 @@ static const char *read_names(apr_pool_t *p, const char *text, int counts[N_SAML
             const char *names[3];
             int k;
             names[0] = apr_pstrmemdup(p, pair, nlen < plen ? nlen : plen);
-            names[1] = loose_decode(p, names[0], strlen(names[0]), 0);
-            names[2] = loose_decode(p, names[0], strlen(names[0]), 1);
+            names[1] = rsp_form_decode_loose(p, names[0], strlen(names[0]), 0);
+            names[2] = rsp_form_decode_loose(p, names[0], strlen(names[0]),
+                                             RSP_DECODE_PLUS);
             for (k = 0; k < 3; k++) {
                 int which = name_reading(names[k], strlen(names[k]));
                 if (which == NAME_NOT_ASCII) {

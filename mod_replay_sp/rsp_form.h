@@ -13,6 +13,14 @@
 const char *rsp_form_value(apr_pool_t *p, const char *s, const char *name,
                            const char **why);
 
+/* s[0..n) percent-decoded as a lenient parser would: a bad escape kept as
+ * it is; '+' a space with RSP_DECODE_PLUS; %00 kept as it is unless
+ * RSP_DECODE_NUL (then the result ends there, as a C reader's would). */
+#define RSP_DECODE_PLUS 1
+#define RSP_DECODE_NUL 2
+char *rsp_form_decode_loose(apr_pool_t *p, const char *s, apr_size_t n,
+                            int flags);
+
 /* One field of a record "v=1&a=x&b=y", or NULL (absent, repeated or badly
  * escaped). */
 const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name);

@@ -3,14 +3,8 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
+#include "rsp_form.h"
 #include "rsp_path.h"
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0'
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 const char *rsp_path_of_target(apr_pool_t *p, const char *target)
 {
@@ -32,24 +26,11 @@ const char *rsp_path_of_target(apr_pool_t *p, const char *target)
     return apr_pstrmemdup(p, s, strcspn(s, "?#"));
 }
 
-/* Percent-decoded, a bad escape kept as it is. */
+/* Percent-decoded, a bad escape kept as it is, %00 the end (as mod_shib,
+ * in C, reads it). */
 static char *decode(apr_pool_t *p, const char *s)
 {
-    char *out = apr_palloc(p, strlen(s) + 1), *o = out;
-
-    while (*s) {
-        int hi, lo;
-        if (*s == '%' && (hi = hexval((unsigned char)s[1])) >= 0
-            && (lo = hexval((unsigned char)s[2])) >= 0) {
-            *o++ = (char)(hi << 4 | lo);
-            s += 3;
-        }
-        else {
-            *o++ = *s++;
-        }
-    }
-    *o = '\0';
-    return out;
+    return rsp_form_decode_loose(p, s, strlen(s), RSP_DECODE_NUL);
 }
 
 /* Each segment's ";parameters" removed. */

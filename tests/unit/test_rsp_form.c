@@ -161,6 +161,21 @@ START_TEST(test_query_ambiguity)
 }
 END_TEST
 
+START_TEST(test_decode_loose)
+{
+    const char *in = "a+b%41%zz%4%00c%2Bd";
+
+    ck_assert_str_eq(rsp_form_decode_loose(pool, in, strlen(in), 0), "a+bA%zz%4%00c+d");
+    ck_assert_str_eq(rsp_form_decode_loose(pool, in, strlen(in), RSP_DECODE_PLUS),
+                     "a bA%zz%4%00c+d");
+    /* with RSP_DECODE_NUL the text ends where %00 was */
+    ck_assert_str_eq(rsp_form_decode_loose(pool, in, strlen(in), RSP_DECODE_NUL), "a+bA%zz%4");
+    /* only n bytes are read */
+    ck_assert_str_eq(rsp_form_decode_loose(pool, "%41%42", 3, 0), "A");
+    ck_assert_str_eq(rsp_form_decode_loose(pool, "%41%42", 5, 0), "A%4");
+}
+END_TEST
+
 static Suite *form_suite(void)
 {
     Suite *s = suite_create("rsp_form");
@@ -172,6 +187,7 @@ static Suite *form_suite(void)
     tcase_add_test(tc, test_escape_round_trip);
     tcase_add_test(tc, test_ambiguity);
     tcase_add_test(tc, test_query_ambiguity);
+    tcase_add_test(tc, test_decode_loose);
     suite_add_tcase(s, tc);
     return s;
 }
