@@ -756,6 +756,43 @@ class RedisCluster:
                      5000, "KEYS", *keys)
         for m in (dst, src) + tuple(x for x in self.masters() if x not in (src, dst)):
             m.call("CLUSTER", "SETSLOT", slot, "NODE", dst.node_id)
+        self._settle(slot, dst)
+
+    def _slot_owner_at(self, node, slot):
+        """The master that node's own view gives slot to (its id), or None."""
+        for e in parse_cluster_nodes(node.call("CLUSTER", "NODES")):
+            if "master" in e["flags"] and any(lo <= slot <= hi for lo, hi in e["slots"]):
+                return e["id"]
+        return None
+
+    def _settle(self, slot, dst, timeout=15.0):
+        """Wait until every running node gives slot to dst. A move right
+        after another can lose its race with gossip: dst takes the slot with
+        a config epoch lower than one src announced a moment earlier, src's
+        last claim of the slot then wins at dst, and each node sends clients
+        to the other (MOVED ping-pong). redis-cli's `--cluster fix` repairs
+        that the way done here: dst bumps its epoch and takes the slot
+        again."""
+        deadline = time.monotonic() + timeout
+        quiet_since = time.monotonic()
+        while True:
+            owners = {}
+            for n in self.nodes:
+                if n.running() and not n.paused:
+                    try:
+                        owners[n.port] = self._slot_owner_at(n, slot)
+                    except (OSError, ConnectionError, RedisError):
+                        owners[n.port] = None
+            if all(o == dst.node_id for o in owners.values()):
+                return
+            if time.monotonic() > deadline:
+                raise HarnessError("slot %d not settled on %d: %r" % (slot, dst.port, owners))
+            if time.monotonic() - quiet_since > 0.5:
+                dst.call("CLUSTER", "BUMPEPOCH")
+                for n in self.masters() + [dst]:
+                    n.call("CLUSTER", "SETSLOT", slot, "NODE", dst.node_id)
+                quiet_since = time.monotonic()
+            time.sleep(0.05)
 
     def errorstats(self, kind):
         """errorstat_<kind> counts summed over the running nodes."""
