@@ -200,16 +200,30 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
                                const char *idp, const char *token,
                                const char *return_to, const char **err);
 
-/* Consume the pending request request_id for a response from issuer that
- * came with relay_state: single use (a claim on the request ID). Returns
- * OK with *pending set; HTTP_BAD_REQUEST (logged) when the request is
- * unknown, expired, used, or not for this IdP/SP/RelayState; or the
- * fail-closed answer when the store fails. prefetched (optional): the
- * request's record already read (*prefetched NULL: it was absent). */
+/* Read the pending request request_id and check a response from issuer
+ * that came with relay_state against it (rsp_pending_refusal: unknown,
+ * expired, not for this IdP/SP/RelayState, another browser's). OK with
+ * *pending set, or with *check and *detail set (not yet logged: the ACS
+ * first asks whether the assertion is claimed already); the fail-closed
+ * answer when the store fails. One read. */
+int rsp_request_check(request_rec *r, rsp_dir_cfg_t *dc,
+                      rsp_pending_kind_t kind, const char *request_id,
+                      const char *issuer, const char *relay_state,
+                      rsp_pending_t **pending, const char **check,
+                      const char **detail);
+
+/* Use up the checked request pd: single use, fleet-wide (a claim on the
+ * request ID). OK; HTTP_BAD_REQUEST (logged, check=request-used) when it
+ * was already answered; or the fail-closed answer when the store fails. */
+int rsp_request_use(request_rec *r, rsp_dir_cfg_t *dc,
+                    rsp_pending_kind_t kind, const char *request_id,
+                    const char *relay_state, const rsp_pending_t *pd);
+
+/* rsp_request_check, a refusal logged as one, then rsp_request_use. */
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
                         rsp_pending_kind_t kind, const char *request_id,
                         const char *issuer, const char *relay_state,
-                        const char *const *prefetched, rsp_pending_t **pending);
+                        rsp_pending_t **pending);
 
 /* ---- logout (mod_replay_sp_logout.c) ---- */
 
@@ -222,8 +236,6 @@ void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,
                              const char *session_hash, rsp_write_t w[2]);
 int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc);
-/* Read a pending request without consuming it (NULL if absent). */
-rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id);
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc);
 void rsp_guard_register_hooks(apr_pool_t *p);

@@ -77,20 +77,60 @@ static apr_interval_time_t takeover_age(const rsp_store_t *st)
     return 3 * st->timeout + apr_time_from_sec(1);
 }
 
-/* Where a re-post by the browser that claimed the assertion goes: where
- * the first answer went, as far as the store still knows it. */
-static const char *repost_target(request_rec *r, const rsp_assertion_t *a,
-                                 const char *relay)
+/* A claim held already: the browser that won it posts it again (back
+ * button, double submit) and gets the first answer again, without a new
+ * session: where the first answer went, as far as the store still knows
+ * it (pd: the request it answers, read before the claim). 0 when it is
+ * not that browser. */
+static int repost(request_rec *r, rsp_dir_cfg_t *dc, const rsp_assertion_t *a,
+                  const rsp_claim_result_t *claim, const rsp_pending_t *pd,
+                  const char *relay)
 {
-    if (a->in_response_to) {
-        rsp_pending_t *pd = rsp_request_peek(r, a->in_response_to);
-        if (pd && relay && !strcmp(pd->relay_hash, rsp_sha256_b64url(
-                                       r->pool, relay, strlen(relay)))) {
-            return pd->return_to;
-        }
-        return "/";
+    const char *target = relay ? relay : "/";
+
+    if (!rsp_signin_is_repost(claim, r->pool, rsp_session_cookie(r, dc))) {
+        return 0;
     }
-    return relay ? relay : "/";
+    if (a->in_response_to) {
+        target = pd && rsp_pending_relay_matches(r->pool, pd, relay)
+                 ? pd->return_to : "/";
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01026)
+                  "re-post by the browser that claimed it: "
+                  "issuer=%s assertion=%s client=%s replica=%s; "
+                  "no new session", a->issuer, claim->assertion_hash,
+                  r->useragent_ip, rsp_replica(r));
+    apr_table_setn(r->headers_out, "Location", target);
+    return HTTP_SEE_OTHER;
+}
+
+/* A solicited response its request refuses (check, detail: unknown,
+ * another IdP's, another RelayState, another browser's) is refused
+ * without claiming its assertion: a browser that did not start the
+ * sign-in cannot burn it for the one that did. Claimed already, it is
+ * what it would have been after the claim: the winner's re-post or a
+ * replay (one that a retry may still take over is only refused). */
+static int refused_by_request(request_rec *r, rsp_dir_cfg_t *dc,
+                              const rsp_assertion_t *a, const rsp_pending_t *pd,
+                              const char *relay, const char *check,
+                              const char *detail)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    rsp_claim_result_t held;
+    int rc;
+
+    rsp_signin_peek(&held, r->pool, sc->store, rsp_cfg_prefix(sc), a);
+    if (held.verdict == RSP_CLAIM_TAKEN
+        && !(held.taker_known
+             && rsp_signin_may_take_over(&held.taker, apr_time_now(),
+                                         takeover_age(sc->store)))) {
+        if ((rc = repost(r, dc, a, &held, pd, relay)) != 0) {
+            return rc;
+        }
+        return rsp_refuse_replay(r, a, &held);
+    }
+    return rsp_refuse_response(r, check, detail);
 }
 
 int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
@@ -98,8 +138,9 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     rsp_store_t *st = sc->store;
-    const char *ctype, *saml, *relay, *why, *err;
+    const char *ctype, *saml, *relay, *why, *err, *check = NULL;
     const char *sid, *skey, *replica, *cookie;
+    rsp_pending_t *pd = NULL;
     rsp_claim_result_t claim;
     const char *target;
     rsp_check_params_t cp;
@@ -179,7 +220,18 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         }
     }
 
-    /* 2. Claim: one SET NX PX; the reply is the verdict. */
+    /* 2. A solicited response is checked against its request before its
+     * assertion is claimed (one read). */
+    if (a->in_response_to
+        && ((rc = rsp_request_check(r, dc, RSP_PENDING_LOGIN,
+                                    a->in_response_to, a->issuer, relay, &pd,
+                                    &check, &why)) != OK
+            || (check && (rc = refused_by_request(r, dc, a, pd, relay, check,
+                                                  why)) != OK))) {
+        return rc;
+    }
+
+    /* 3. Claim: one SET NX PX; the reply is the verdict. */
     replica = rsp_replica(r);
     /* The session lives where the claim does (several memcached servers:
      * one server per sign-in). */
@@ -192,31 +244,16 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
-    /* A solicited response's pending request is read in the claim's round
-     * trip; it is consumed only once the claim is won. */
     rsp_signin_claim(&claim, r->pool, st, rsp_cfg_prefix(sc), a, replica,
-                     rsp_session_hash(r->pool, sid), now,
-                     a->in_response_to
-                         ? rsp_pending_key(r->pool, rsp_cfg_prefix(sc),
-                                           RSP_PENDING_LOGIN, a->in_response_to)
-                         : NULL, 1);
+                     rsp_session_hash(r->pool, sid), now, 1);
     if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
         return rc;
     }
     if (claim.verdict == RSP_CLAIM_TAKEN) {
-        /* The browser that won the claim posts it again (back button,
-         * double submit): it gets the first answer again, without a new
-         * session. Anyone else: a replay. */
-        const char *mine = rsp_session_cookie(r, dc);
-        if (rsp_signin_is_repost(&claim, r->pool, mine)) {
-            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01026)
-                          "re-post by the browser that claimed it: "
-                          "issuer=%s assertion=%s client=%s replica=%s; "
-                          "no new session", a->issuer, claim.assertion_hash,
-                          r->useragent_ip, replica);
-            apr_table_setn(r->headers_out, "Location",
-                           repost_target(r, a, relay));
-            return HTTP_SEE_OTHER;
+        /* The browser that won the claim: a re-post. Anyone else: a
+         * replay. */
+        if ((rc = repost(r, dc, a, &claim, pd, relay)) != 0) {
+            return rc;
         }
         /* A claim whose sign-in never completed (a store timeout whose
          * command still ran, a session that could not be stored nor the
@@ -242,13 +279,11 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
                       r->useragent_ip, replica);
     }
 
-    /* 3. Won. A response to one of our requests uses the request up (the
+    /* 4. Won. A response to one of our requests uses the request up (the
      * assertion stays claimed whatever the verdict). */
     if (a->in_response_to) {
-        rsp_pending_t *pd = NULL;
-        if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGIN,
-                                      a->in_response_to, a->issuer, relay,
-                                      &claim.also, &pd)) != OK) {
+        if ((rc = rsp_request_use(r, dc, RSP_PENDING_LOGIN, a->in_response_to,
+                                  relay, pd)) != OK) {
             return rc;
         }
         target = pd->return_to;
@@ -257,7 +292,7 @@ int rsp_acs_handler(request_rec *r, rsp_dir_cfg_t *dc)
         target = relay ? relay : "/";
     }
 
-    /* 4. The session, then the cookie. */
+    /* 5. The session, then the cookie. */
     memset(&sess, 0, sizeof(sess));
     sess.sp = cp.entity_id;
     sess.issuer = a->issuer;

@@ -302,7 +302,7 @@ static int guard_check(request_rec *r)
     }
 
     rsp_signin_claim(&claim, r->pool, sc->store, rsp_cfg_prefix(sc), a,
-                     rsp_replica(r), NULL, cp.now, NULL, 0);
+                     rsp_replica(r), NULL, cp.now, 0);
     if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
         return rc;
     }

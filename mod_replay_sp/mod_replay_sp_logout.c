@@ -283,7 +283,7 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
     }
     rsp_log_weak_signature(r, lr.issuer, lr.weak_signature);
     if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGOUT, lr.in_response_to,
-                                  lr.issuer, relay, NULL, &pd)) != OK) {
+                                  lr.issuer, relay, &pd)) != OK) {
         return rc;
     }
     if (strcmp(lr.status, SAML_STATUS_SUCCESS) != 0) {

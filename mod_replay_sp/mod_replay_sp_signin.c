@@ -212,103 +212,73 @@ int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
     return OK;
 }
 
-rsp_pending_t *rsp_request_peek(request_rec *r, const char *request_id)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-    const char *val, *err;
-    apr_size_t len;
-
-    if (!sc->store
-        || rsp_store_get(sc->store, r->pool,
-                         rsp_pending_key(r->pool, rsp_cfg_prefix(sc),
-                                         RSP_PENDING_LOGIN, request_id),
-                         &val, &len, &err) != APR_SUCCESS || !val) {
-        return NULL;
-    }
-    return rsp_pending_decode(r->pool, val);
-}
-
-int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
-                        rsp_pending_kind_t kind, const char *request_id,
-                        const char *issuer, const char *relay_state,
-                        const char *const *prefetched, rsp_pending_t **pending)
+int rsp_request_check(request_rec *r, rsp_dir_cfg_t *dc,
+                      rsp_pending_kind_t kind, const char *request_id,
+                      const char *issuer, const char *relay_state,
+                      rsp_pending_t **pending, const char **check,
+                      const char **detail)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
     rsp_store_t *st = rsp_store_of(r);
-    const char *val, *err, *rid = rsp_short_hash(r->pool, request_id), *mark;
-    rsp_claim_rec_t use;
-    rsp_claim_read_t uc;
-    rsp_pending_t *pd;
+    rsp_pending_answer_t ans;
+    const char *val, *err;
     apr_size_t len;
 
+    *pending = NULL;
+    *check = NULL;
     if (!st) {
         return rsp_unavailable(r);
     }
-    if (prefetched) {
-        val = *prefetched;
-    }
-    else if (rsp_store_get(st, r->pool,
-                           rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
-                                           request_id), &val,
-                           &len, &err) != APR_SUCCESS) {
+    memset(&ans, 0, sizeof(ans));
+    ans.rid = rsp_short_hash(r->pool, request_id);
+    if (rsp_store_get(st, r->pool,
+                      rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
+                                      request_id), &val,
+                      &len, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
                       "%s refused, store unavailable (fail closed): "
                       "cannot read request %s: client=%s replica=%s: %s", what,
-                      rid, r->useragent_ip, rsp_replica(r), err);
+                      ans.rid, r->useragent_ip, rsp_replica(r), err);
         return rsp_unavailable(r);
     }
-    if (!val) {
-        return rsp_refuse_response(r, "request-unknown", apr_psprintf(
-            r->pool, "InResponseTo names request %s, which this fleet did not "
-            "send or which expired (ReplaySPRequestLifetime %" APR_INT64_T_FMT
-            " s)", rid, rsp_cfg_request_lifetime(dc)));
-    }
-    if (!(pd = rsp_pending_decode(r->pool, val))) {
-        return rsp_refuse_response(r, "request-unknown", apr_psprintf(
-            r->pool, "malformed record of request %s", rid));
-    }
-    if (strcmp(pd->sp, dc->sp->def.entity_id) != 0
-        || strcmp(pd->idp, issuer) != 0) {
-        return rsp_refuse_response(r, "request-mismatch", apr_psprintf(
-            r->pool, "request %s was sent to %s for SP %s; the response comes "
-            "from %s for SP %s", rid, pd->idp, pd->sp, issuer,
-            dc->sp->def.entity_id));
-    }
-    if (!rsp_pending_relay_matches(r->pool, pd, relay_state)) {
-        return rsp_refuse_response(r, "relay-state", apr_psprintf(
-            r->pool, "RelayState %s the one sent with request %s",
-            relay_state ? "is not" : "missing; expected", rid));
-    }
-    /* Login CSRF: only the browser that started the sign-in may finish
-     * it. Checked before the request is used: another browser's post
-     * leaves it to its own. */
-    if (kind == RSP_PENDING_LOGIN && pd->bind_hash) {
-        const char *why = NULL;
-        if (!rsp_binding_matches(r->pool, apr_table_get(r->headers_in, "Cookie"),
-                                 rsp_binding_cookie_name(r->pool,
-                                                         rsp_cfg_cookie(dc),
-                                                         relay_state),
-                                 pd->bind_hash, &why)) {
-            return rsp_refuse_response(r, "request-browser", apr_psprintf(
-                r->pool, "request %s was started by another browser: %s "
-                "(ReplaySPBindRequests)", rid, why));
-        }
+    ans.sp = dc->sp->def.entity_id;
+    ans.issuer = issuer;
+    ans.relay = relay_state;
+    ans.cookie_base = kind == RSP_PENDING_LOGIN ? rsp_cfg_cookie(dc) : NULL;
+    ans.cookie_header = apr_table_get(r->headers_in, "Cookie");
+    ans.lifetime_s = rsp_cfg_request_lifetime(dc);
+    *check = rsp_pending_refusal(r->pool, val, &ans, pending, detail);
+    return OK;
+}
+
+int rsp_request_use(request_rec *r, rsp_dir_cfg_t *dc,
+                    rsp_pending_kind_t kind, const char *request_id,
+                    const char *relay_state, const rsp_pending_t *pd)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
+    rsp_store_t *st = rsp_store_of(r);
+    const char *err, *rid = rsp_short_hash(r->pool, request_id);
+    rsp_claim_rec_t use;
+    rsp_claim_read_t uc;
+
+    if (!st) {
+        return rsp_unavailable(r);
     }
     memset(&use, 0, sizeof(use));
     use.replica = rsp_replica(r);
     use.claimed = apr_time_now();
     use.session_hash = NULL;
-    mark = rsp_claim_encode(r->pool, &use);
     /* The request's use lives with the request (several memcached
      * servers: one server fewer that a sign-in depends on). */
     memset(&uc, 0, sizeof(uc));
     uc.key = rsp_pending_use_key(r->pool, rsp_cfg_prefix(sc), request_id);
     uc.home_key = rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind, request_id);
-    uc.value = mark;
+    uc.value = rsp_claim_encode(r->pool, &use);
     uc.ttl_ms = rsp_cfg_request_lifetime(dc) * 1000;
     if (rsp_store_claim_read(st, r->pool, &uc, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
@@ -325,8 +295,25 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     if (kind == RSP_PENDING_LOGIN && pd->bind_hash) {
         binding_cookies(r, dc, relay_state, NULL, 0); /* done with */
     }
-    *pending = pd;
     return OK;
+}
+
+int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
+                        rsp_pending_kind_t kind, const char *request_id,
+                        const char *issuer, const char *relay_state,
+                        rsp_pending_t **pending)
+{
+    const char *check, *detail;
+    int rc;
+
+    if ((rc = rsp_request_check(r, dc, kind, request_id, issuer, relay_state,
+                                pending, &check, &detail)) != OK) {
+        return rc;
+    }
+    if (check) {
+        return rsp_refuse_response(r, check, detail);
+    }
+    return rsp_request_use(r, dc, kind, request_id, relay_state, *pending);
 }
 
 void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,

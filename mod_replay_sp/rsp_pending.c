@@ -2,6 +2,7 @@
 
 #include <apr_strings.h>
 
+#include "rsp_binding.h"
 #include "rsp_form.h"
 #include "rsp_pending.h"
 #include "rsp_util.h"
@@ -75,4 +76,48 @@ int rsp_pending_relay_matches(apr_pool_t *p, const rsp_pending_t *pd,
 {
     return token && !strcmp(pd->relay_hash,
                             rsp_sha256_b64url(p, token, strlen(token)));
+}
+
+const char *rsp_pending_refusal(apr_pool_t *p, const char *val,
+                                const rsp_pending_answer_t *ans,
+                                rsp_pending_t **pd, const char **detail)
+{
+    const char *why = NULL;
+
+    *pd = NULL;
+    if (!val) {
+        *detail = apr_psprintf(p, "InResponseTo names request %s, which this "
+                               "fleet did not send or which expired "
+                               "(ReplaySPRequestLifetime %" APR_INT64_T_FMT
+                               " s)", ans->rid, ans->lifetime_s);
+        return "request-unknown";
+    }
+    if (!(*pd = rsp_pending_decode(p, val))) {
+        *detail = apr_psprintf(p, "malformed record of request %s", ans->rid);
+        return "request-unknown";
+    }
+    if (strcmp((*pd)->sp, ans->sp) != 0 || strcmp((*pd)->idp, ans->issuer) != 0) {
+        *detail = apr_psprintf(p, "request %s was sent to %s for SP %s; the "
+                               "response comes from %s for SP %s", ans->rid,
+                               (*pd)->idp, (*pd)->sp, ans->issuer, ans->sp);
+        return "request-mismatch";
+    }
+    if (!rsp_pending_relay_matches(p, *pd, ans->relay)) {
+        *detail = apr_psprintf(p, "RelayState %s the one sent with request %s",
+                               ans->relay ? "is not" : "missing; expected",
+                               ans->rid);
+        return "relay-state";
+    }
+    /* Login CSRF: only the browser that started the sign-in may finish
+     * it. */
+    if (ans->cookie_base && (*pd)->bind_hash
+        && !rsp_binding_matches(p, ans->cookie_header,
+                                rsp_binding_cookie_name(p, ans->cookie_base,
+                                                        ans->relay),
+                                (*pd)->bind_hash, &why)) {
+        *detail = apr_psprintf(p, "request %s was started by another browser: "
+                               "%s (ReplaySPBindRequests)", ans->rid, why);
+        return "request-browser";
+    }
+    return NULL;
 }

@@ -48,4 +48,28 @@ rsp_pending_t *rsp_pending_decode(apr_pool_t *p, const char *val);
 int rsp_pending_relay_matches(apr_pool_t *p, const rsp_pending_t *pd,
                               const char *token);
 
+/* A response answering a request, as the request's checks see it. */
+typedef struct {
+    const char *rid;           /* the request ID's short hash, for details */
+    const char *sp;            /* the SP it was posted to */
+    const char *issuer;        /* the IdP it comes from */
+    const char *relay;         /* its RelayState (NULL: none) */
+    const char *cookie_base;   /* a sign-in: the session cookie's name, which
+                                * names the binding cookie; NULL: a logout
+                                * (not bound) */
+    const char *cookie_header; /* the posting browser's Cookie (NULL: none) */
+    apr_int64_t lifetime_s;    /* ReplaySPRequestLifetime, for details */
+} rsp_pending_answer_t;
+
+/* The checks of a response against the record val (NULL: absent) of the
+ * request it answers, in order: request-unknown (absent, expired or
+ * malformed), request-mismatch (sent to another IdP or for another SP),
+ * relay-state (not the request's token), request-browser (a bound sign-in
+ * posted by a browser without the request's binding cookie). Returns the
+ * failed check's tag with *detail, or NULL with *pd the request. Whether
+ * the request was already used is the store's to say (its use key). */
+const char *rsp_pending_refusal(apr_pool_t *p, const char *val,
+                                const rsp_pending_answer_t *ans,
+                                rsp_pending_t **pd, const char **detail);
+
 #endif

@@ -6,7 +6,7 @@
 void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *prefix, const rsp_assertion_t *a,
                       const char *replica, const char *session_hash,
-                      apr_time_t now, const char *also_key, int open)
+                      apr_time_t now, int open)
 {
     rsp_claim_rec_t rec;
     rsp_claim_read_t c;
@@ -28,7 +28,6 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     c.key = out->key;
     c.value = out->value;
     c.ttl_ms = a->ttl_ms;
-    c.also_key = also_key;
     t0 = apr_time_now();
     if ((rv = rsp_store_claim_read(st, p, &c, &err)) != APR_SUCCESS) {
         out->verdict = RSP_CLAIM_NO_VERDICT;
@@ -39,7 +38,6 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     t1 = apr_time_now();
     out->latency = t1 - t0;
     out->expiry = t1 + a->ttl_ms * 1000;
-    out->also = c.also;
     out->token = c.token;
     if (c.won) {
         out->verdict = RSP_CLAIM_WON;
@@ -48,6 +46,31 @@ void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
     out->verdict = RSP_CLAIM_TAKEN;
     out->holder = c.holder;
     if (c.holder && rsp_claim_decode(&out->taker, p, c.holder) == APR_SUCCESS) {
+        out->taker_known = 1;
+    }
+}
+
+void rsp_signin_peek(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
+                     const char *prefix, const rsp_assertion_t *a)
+{
+    const char *err = NULL, *val = NULL;
+    apr_size_t len;
+
+    memset(out, 0, sizeof(*out));
+    out->key = rsp_claim_key(p, prefix, a->issuer, a->id);
+    out->assertion_hash = rsp_short_hash(p, a->id);
+    if (rsp_store_get(st, p, out->key, &val, &len, &err) != APR_SUCCESS) {
+        out->verdict = RSP_CLAIM_NO_VERDICT;
+        out->error = err ? err : "the store could not be read";
+        return;
+    }
+    if (!val) {
+        out->verdict = RSP_CLAIM_ABSENT;
+        return;
+    }
+    out->verdict = RSP_CLAIM_TAKEN;
+    out->holder = val;
+    if (rsp_claim_decode(&out->taker, p, val) == APR_SUCCESS) {
         out->taker_known = 1;
     }
 }

@@ -17,7 +17,8 @@
 typedef enum {
     RSP_CLAIM_WON = 1,    /* this call created the claim */
     RSP_CLAIM_TAKEN,      /* it existed: a replay, or a re-post */
-    RSP_CLAIM_NO_VERDICT  /* the store failed: the outcome is unknown */
+    RSP_CLAIM_NO_VERDICT, /* the store failed: the outcome is unknown */
+    RSP_CLAIM_ABSENT      /* rsp_signin_peek: nobody holds it */
 } rsp_claim_verdict_t;
 
 typedef struct {
@@ -41,22 +42,23 @@ typedef struct {
     int unacked;                  /* NO_VERDICT because the store wrote the
                                    * claim but too few replicas acknowledged
                                    * it (RSP_STORE_UNACKED): it stays */
-    /* WON or TAKEN, when also_key was given: its value, read in the
-     * claim's round trip (NULL: absent) */
-    const char *also;
 } rsp_claim_result_t;
 
 /* Claim a's (issuer, ID) under prefix, recording replica, now and
  * session_hash (NULL: none, e.g. the guard); open marks the record as
  * written by a sign-in that completes later (the ACS: see
- * rsp_signin_takeover), else it is complete from the start (the guard).
- * also_key (optional) is read in the same round trip (the pending request
- * a solicited response answers); a store failure on it is NO_VERDICT like
- * the claim's own. */
+ * rsp_signin_takeover), else it is complete from the start (the guard). */
 void rsp_signin_claim(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
                       const char *prefix, const rsp_assertion_t *a,
                       const char *replica, const char *session_hash,
-                      apr_time_t now, const char *also_key, int open);
+                      apr_time_t now, int open);
+
+/* Whether a's (issuer, ID) is claimed, without claiming it (a response
+ * refused before its claim: a replay or a re-post is still told as one):
+ * TAKEN with the holder as rsp_signin_claim gives it, ABSENT, or
+ * NO_VERDICT when the store could not be read. */
+void rsp_signin_peek(rsp_claim_result_t *out, apr_pool_t *p, rsp_store_t *st,
+                     const char *prefix, const rsp_assertion_t *a);
 
 /* Whether a TAKEN claim was won by the browser that now presents
  * session_id (its session cookie at the ACS): a re-post (back button,

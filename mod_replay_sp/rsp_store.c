@@ -31,8 +31,7 @@ apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
     apr_status_t rv;
 
     c->won = 0;
-    c->holder = c->also = NULL;
-    c->also_len = 0;
+    c->holder = NULL;
     if (st->ops->claim_read) {
         return st->ops->claim_read(st, p, c, err);
     }
@@ -50,9 +49,6 @@ apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
         if (rsp_store_get(st, p, c->key, &c->holder, &len, &e) != APR_SUCCESS) {
             c->holder = NULL;
         }
-    }
-    if (c->also_key) {
-        rv = rsp_store_get(st, p, c->also_key, &c->also, &c->also_len, err);
     }
     return rv;
 }

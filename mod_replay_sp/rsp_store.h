@@ -15,15 +15,14 @@
 
 typedef struct rsp_store_t rsp_store_t;
 
-/* A claim with the reads that go with it, in one round trip where the
- * backend can (Redis: pipelined). The claim is the same create-if-absent
- * as rsp_store_claim, its reply the verdict; the reads come after it and
- * are never part of the verdict. */
+/* A claim with a read of the record that holds it, in one round trip
+ * where the backend can (Redis: pipelined). The claim is the same
+ * create-if-absent as rsp_store_claim, its reply the verdict; the read
+ * comes after it and is never part of the verdict. */
 typedef struct {
     const char *key;          /* in: the claim */
     const char *value;
     apr_int64_t ttl_ms;
-    const char *also_key;     /* in, optional: another key to read */
     const char *home_key;     /* in, optional: claim on the server that
                                * holds home_key, not on key's own (always
                                * the same one for a key: never moved) */
@@ -33,8 +32,6 @@ typedef struct {
     const char *token;        /* out: the version of the record read (ours
                                * when won), for rsp_store_replace; NULL
                                * where the backend compares values */
-    const char *also;         /* out: also_key's value (NULL: absent) */
-    apr_size_t also_len;
 } rsp_claim_read_t;
 
 /* One write of a batch. */
@@ -92,7 +89,7 @@ typedef struct {
     apr_status_t (*ttl)(rsp_store_t *st, apr_pool_t *p, const char *key,
                         apr_int64_t *ttl_ms, const char **err);
     /* The claim and its reads (see rsp_claim_read_t); NULL: the generic
-     * one (a claim, then a read after a lost claim, then also_key). */
+     * one (a claim, then a read after a lost claim). */
     apr_status_t (*claim_read)(rsp_store_t *st, apr_pool_t *p,
                                rsp_claim_read_t *c, const char **err);
     /* n writes, in one round trip where the backend can (Redis:

@@ -911,21 +911,18 @@ static apr_status_t mc_append(rsp_store_t *st, apr_pool_t *p, const char *key,
 }
 
 /* The claim (add: its reply is the verdict) and a read of the key after
- * it, pipelined on the claim's server; also_key read on its own server,
- * written to before any reply is read (in the claim's pipeline when it is
- * the same server). */
+ * it, pipelined on the claim's server. */
 static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
                                   rsp_claim_read_t *c, const char **err)
 {
     mc_impl_t *impl = st->impl;
-    server_t *home, *other = NULL;
-    op_t op, op2;
-    wbuf_t b, b2;
+    server_t *home;
+    op_t op;
+    wbuf_t b;
     apr_int64_t exp;
     apr_size_t len;
-    apr_status_t rv, rv2 = APR_SUCCESS;
-    const char *e2 = NULL, *cas, *ttl;
-    int started2 = 0;
+    apr_status_t rv;
+    const char *cas, *ttl;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS
         || (rv = expiry(c->ttl_ms, &exp, err)) != APR_SUCCESS) {
@@ -933,17 +930,8 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
     }
     home = server_of(impl, c->home_key ? c->home_key : c->key);
     memset(&b, 0, sizeof(b));
-    memset(&b2, 0, sizeof(b2));
     buf_store(p, &b, "add", c->key, exp, c->value, strlen(c->value));
     buf_str(p, &b, apr_pstrcat(p, "mg ", c->key, " v c t\r\n", NULL));
-    if (c->also_key) {
-        other = server_of(impl, c->also_key);
-        buf_str(p, other == home ? &b : &b2,
-                apr_pstrcat(p, "get ", c->also_key, "\r\n", NULL));
-        if (other == home) {
-            other = NULL;
-        }
-    }
     if ((rv = begin(&op, st, home, p, err)) != APR_SUCCESS) {
         return rv;
     }
@@ -951,33 +939,14 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
         end(&op);
         return rv;
     }
-    if (other) {
-        if ((rv2 = begin(&op2, st, other, p, &e2)) == APR_SUCCESS) {
-            started2 = 1;
-            rv2 = send_all(&op2, b2.data, b2.len);
-        }
-    }
     if ((rv = read_stored(&op, &c->won)) == APR_SUCCESS
         && (rv = read_mg(&op, &c->holder, &len, &cas, &ttl)) == APR_SUCCESS) {
         c->token = version_token(p, cas, ttl);
         if (c->won) {
             c->holder = NULL; /* our own record (its version in token) */
         }
-        if (c->also_key && !other) {
-            rv = read_get(&op, c->also_key, &c->also, &c->also_len);
-        }
     }
     end(&op);
-    if (other && rv2 == APR_SUCCESS) {
-        rv2 = read_get(&op2, c->also_key, &c->also, &c->also_len);
-    }
-    if (started2) {
-        end(&op2);
-    }
-    if (rv == APR_SUCCESS && rv2 != APR_SUCCESS) {
-        *err = e2;
-        rv = rv2;
-    }
     return rv;
 }
 

@@ -1421,18 +1421,16 @@ static int is_noscript(const redisReply *r)
     return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
 }
 
-/* SET NX PX (the verdict), GET of the claim key, and GET of also_key:
- * pipelined, one round trip. */
+/* SET NX PX (the verdict) and GET of the claim key: pipelined, one round
+ * trip. */
 static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
                                      rsp_claim_read_t *c, const char **err)
 {
-    redisReply *r[4];
+    redisReply *r[3];
     slot_t *s;
     apr_status_t rv;
     int w = st->replicas > 0;   /* the WAIT's reply is r[1] */
-    /* in a cluster also_key has a node of its own: read after */
-    int also_here = c->also_key && !st->url->cluster;
-    int n = (also_here ? 3 : 2) + w, i;
+    int n = 2 + w, i;
 
     if (c->ttl_ms < 1) {
         *err = "claim TTL must be positive";
@@ -1444,9 +1442,7 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
     if (append_cmd(s, "SET %s %s NX PX %lld", c->key, c->value,
                            (long long)c->ttl_ms) != REDIS_OK
         || append_wait(st, s) != REDIS_OK
-        || append_cmd(s, "GET %s", c->key) != REDIS_OK
-        || (also_here
-            && append_cmd(s, "GET %s", c->also_key) != REDIS_OK)) {
+        || append_cmd(s, "GET %s", c->key) != REDIS_OK) {
         *err = apr_psprintf(p, "%s: cannot format the claim", st->url->display);
         drop(s);
         release(st, s);
@@ -1484,30 +1480,10 @@ static apr_status_t redis_claim_read(rsp_store_t *st, apr_pool_t *p,
     if (rv == APR_SUCCESS && !c->won && r[1 + w]->type == REDIS_REPLY_STRING) {
         c->holder = apr_pstrmemdup(p, r[1 + w]->str, r[1 + w]->len);
     }
-    if (rv == APR_SUCCESS && also_here) {
-        redisReply *a = r[2 + w];
-        if (a->type == REDIS_REPLY_STRING) {
-            c->also = apr_pstrmemdup(p, a->str, a->len);
-            c->also_len = a->len;
-        }
-        else if (a->type == REDIS_REPLY_ERROR) {
-            *err = apr_psprintf(p, "%s: %s", st->url->display, a->str);
-            rv = APR_EGENERAL;
-        }
-        else if (a->type != REDIS_REPLY_NIL) {
-            *err = apr_psprintf(p, "%s: unexpected reply type %d",
-                                st->url->display, a->type);
-            drop(s);
-            rv = APR_EGENERAL;
-        }
-    }
     for (i = 0; i < n; i++) {
         freeReplyObject(r[i]);
     }
     release(st, s);
-    if (rv == APR_SUCCESS && c->also_key && !also_here) {
-        rv = redis_get(st, p, c->also_key, &c->also, &c->also_len, err);
-    }
     return rv;
 }
 

@@ -189,6 +189,41 @@ def test_sign_in_bound_to_the_browser_that_started_it(fleet, saml, store):
     assert any(h.startswith(name + "=;") and "Max-Age=0" in h for h in set_cookie_headers(r))
 
 
+@pytest.mark.expect_log("RSP01004", "RSP01001")
+def test_another_browsers_post_claims_nothing(fleet, saml, store):
+    """A solicited response posted first by a browser that did not start
+    the sign-in (someone who got hold of it in flight) is refused (400,
+    check=request-browser) before its assertion is claimed: nothing in the
+    store. The browser that started it then signs in with that same
+    response, once; after that the response is a replay (403) for anyone
+    else, and the winner's own re-post, its binding cookie expired, gets
+    its page again without a new session."""
+    req_id, _, relay = start(fleet, saml)
+    m = answer(saml, req_id)
+    for base in (fleet.public, fleet.replicas[1].base_url):
+        r = post_acs(base, m.b64, relay_state=relay.bare())
+        assert r.status_code == 400 and session_cookie(r)[0] is None, r.status_code
+    assert fleet.count_in_logs("check=request-browser") == 2
+    assert store.claim_keys() == [] and used(store) == [] and sessions(store) == []
+    r = post_acs(fleet.replicas[2].base_url, m.b64, relay_state=relay)
+    assert r.status_code == 303 and location(r) == PAGE, r.status_code
+    cookie, _ = session_cookie(r)
+    assert cookie and len(store.claim_keys()) == 1 and len(sessions(store)) == 1
+    assert len(used(store)) == 1
+    # now claimed: anyone else's post is a replay, with or without the
+    # binding cookie
+    replays = fleet.count_in_logs("RSP01001")
+    assert post_acs(fleet.public, m.b64, relay_state=relay.bare()).status_code == 403
+    assert post_acs(fleet.public, m.b64, relay_state=relay).status_code == 403
+    assert fleet.count_in_logs("RSP01001") == replays + 2
+    # the winner's re-post (a browser expired its binding cookie)
+    again = post_acs(fleet.replicas[0].base_url, m.b64, relay_state=relay.bare(),
+                     cookie=cookie)
+    assert again.status_code == 303 and location(again) == PAGE, again.status_code
+    assert session_cookie(again)[0] is None and len(sessions(store)) == 1
+    assert fleet.count_in_logs("check=request-browser") == 2
+
+
 @pytest.mark.expect_log("RSP01004")
 def test_binding_off(fleet, saml, store):
     """ReplaySPBindRequests Off: no cookie, and the answer signs in from any

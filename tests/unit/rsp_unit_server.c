@@ -848,38 +848,31 @@ void check_claim_read(rsp_store_t *st)
     const char *err = NULL;
     apr_size_t len;
 
-    /* Won: no holder; the other key is absent. */
+    /* Won: no holder. */
     memset(&c, 0, sizeof(c));
     c.key = "cr:k";
     c.value = "mine";
     c.ttl_ms = 60000;
-    c.also_key = "cr:other";
     ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
     ck_assert_int_eq(c.won, 1);
     ck_assert_ptr_null(c.holder);
-    ck_assert_ptr_null(c.also);
     ck_assert_str_eq(get_ok(st, "cr:k", &len), "mine");
-    /* Lost: the holder's record, never overwritten; the other key read. */
-    put_ok(st, "cr:other", "pending", 7, 60000);
+    /* Lost: the holder's record, never overwritten. */
     memset(&c, 0, sizeof(c));
     c.key = "cr:k";
     c.value = "theirs";
     c.ttl_ms = 60000;
-    c.also_key = "cr:other";
     ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
     ck_assert_int_eq(c.won, 0);
     ck_assert_str_eq(c.holder, "mine");
-    ck_assert_str_eq(c.also, "pending");
-    ck_assert_uint_eq(c.also_len, 7);
     ck_assert_str_eq(get_ok(st, "cr:k", &len), "mine");
-    /* Without another key. */
+    /* Another key: won. */
     memset(&c, 0, sizeof(c));
     c.key = "cr:k2";
     c.value = "v";
     c.ttl_ms = 60000;
     ck_assert_int_eq(rsp_store_claim_read(st, pool, &c, &err), APR_SUCCESS);
     ck_assert_int_eq(c.won, 1);
-    ck_assert_ptr_null(c.also);
     /* A non-positive TTL is refused and claims nothing. */
     memset(&c, 0, sizeof(c));
     c.key = "cr:k3";

@@ -254,6 +254,79 @@ END_TEST
 /* A bound request keeps the hash of the browser's binding value, never
  * the value; the ACS takes it from the browser's cookie of that request
  * (or its twin) only. */
+/* The checks of a response against the request it answers, each with its
+ * tag, in order; a logout is never bound. */
+START_TEST(test_pending_refusal)
+{
+    const char *bound = rsp_pending_encode(pool, "idp", "sp", "tok", "/back",
+                                           "B-value");
+    const char *name = rsp_binding_cookie_name(pool, "rsp_session", "tok");
+    rsp_pending_answer_t ans;
+    rsp_pending_t *pd = NULL;
+    const char *detail = NULL;
+
+    memset(&ans, 0, sizeof(ans));
+    ans.rid = "RID";
+    ans.sp = "sp";
+    ans.issuer = "idp";
+    ans.relay = "tok";
+    ans.cookie_base = "rsp_session";
+    ans.cookie_header = apr_psprintf(pool, "x=1; %s=B-value", name);
+    ans.lifetime_s = 300;
+    /* the browser that started it, with the request's token */
+    ck_assert_ptr_null(rsp_pending_refusal(pool, bound, &ans, &pd, &detail));
+    ck_assert_ptr_nonnull(pd);
+    ck_assert_str_eq(pd->return_to, "/back");
+    /* absent (never sent, or expired) */
+    ck_assert_str_eq(rsp_pending_refusal(pool, NULL, &ans, &pd, &detail),
+                     "request-unknown");
+    ck_assert_ptr_null(pd);
+    ck_assert_ptr_nonnull(strstr(detail, "RID"));
+    ck_assert_ptr_nonnull(strstr(detail, "ReplaySPRequestLifetime 300 s"));
+    ck_assert_str_eq(rsp_pending_refusal(pool, "v=2&i=idp", &ans, &pd, &detail),
+                     "request-unknown");
+    ck_assert_ptr_nonnull(strstr(detail, "malformed"));
+    /* another IdP, another SP */
+    ans.issuer = "idp2";
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "request-mismatch");
+    ans.issuer = "idp";
+    ans.sp = "sp2";
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "request-mismatch");
+    ans.sp = "sp";
+    /* another RelayState, none */
+    ans.relay = "tok2";
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "relay-state");
+    ans.relay = NULL;
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "relay-state");
+    ck_assert_ptr_nonnull(strstr(detail, "missing"));
+    ans.relay = "tok";
+    /* another browser: no cookie, another value */
+    ans.cookie_header = NULL;
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "request-browser");
+    ck_assert_ptr_nonnull(strstr(detail, "no binding cookie"));
+    ans.cookie_header = apr_psprintf(pool, "%s=B-valuf", name);
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "request-browser");
+    ck_assert_ptr_nonnull(strstr(detail, "another browser"));
+    /* a logout is not bound; an unbound request takes any browser */
+    ans.cookie_base = NULL;
+    ck_assert_ptr_null(rsp_pending_refusal(pool, bound, &ans, &pd, &detail));
+    ans.cookie_base = "rsp_session";
+    ck_assert_ptr_null(rsp_pending_refusal(
+        pool, rsp_pending_encode(pool, "idp", "sp", "tok", "/", NULL), &ans,
+        &pd, &detail));
+    /* the first failing check counts: another IdP and another browser */
+    ans.issuer = "idp2";
+    ck_assert_str_eq(rsp_pending_refusal(pool, bound, &ans, &pd, &detail),
+                     "request-mismatch");
+}
+END_TEST
+
 START_TEST(test_pending_binding)
 {
     const char *rec = rsp_pending_encode(pool, "idp", "sp", "tok", "/", "B-value");
@@ -370,6 +443,7 @@ static Suite *claim_suite(void)
     tcase_add_test(tc, test_pending_round_trip);
     tcase_add_test(tc, test_pending_malformed);
     tcase_add_test(tc, test_pending_binding);
+    tcase_add_test(tc, test_pending_refusal);
     tcase_add_test(tc, test_request_keys);
     suite_add_tcase(s, tc);
     return s;
