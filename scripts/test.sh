@@ -10,6 +10,9 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
+echo "== the module exports its record and lasso_log, nothing else"
+exports=$(nm -D --defined-only mod_replay_sp/.libs/mod_replay_sp.so | awk '{print $3}' | sort | tr '\n' ' ')
+[ "$exports" = "lasso_log replay_sp_module " ] || { echo "exported: $exports"; exit 1; }
 echo "== unit tests (Check)"
 make -j"$(nproc)" check || { cat tests/unit/*.log 2>/dev/null; exit 1; }
 cat tests/unit/*.log | grep -E "^[0-9]+%: Checks" || true
