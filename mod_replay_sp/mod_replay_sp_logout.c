@@ -27,92 +27,6 @@
 APLOG_USE_MODULE(replay_sp);
 
 #define SAML_STATUS_SUCCESS "urn:oasis:names:tc:SAML:2.0:status:Success"
-static const char *index_key(request_rec *r, const char *issuer,
-                             const char *name_id, const char *session_index)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-
-    return rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer, name_id,
-                                session_index);
-}
-
-/* Delete the session <prefix>s:hash if it belongs to issuer/name_id (and
- * session_index, when given). *ended counts it. */
-static apr_status_t end_session(request_rec *r, rsp_store_t *st,
-                                const char *prefix, const char *hash,
-                                const rsp_logout_request_t *req,
-                                const char *session_index, int *ended,
-                                const char **err)
-{
-    const char *skey = rsp_session_key_of_hash(r->pool, prefix, hash), *val;
-    rsp_session_t *sess;
-    apr_size_t len;
-    apr_status_t rv;
-    int deleted = 0;
-
-    if ((rv = rsp_store_get(st, r->pool, skey, &val, &len, err))
-        != APR_SUCCESS || !val) {
-        return rv;
-    }
-    if (rsp_session_decode(&sess, r->pool, val, len) == APR_SUCCESS
-        && (strcmp(sess->issuer, req->issuer) != 0
-            || strcmp(sess->name_id, req->name_id) != 0
-            || (session_index && (!sess->session_index
-                                  || strcmp(sess->session_index,
-                                            session_index) != 0)))) {
-        return APR_SUCCESS;   /* someone else's (a stale index entry) */
-    }
-    if ((rv = rsp_store_del_if_equal(st, r->pool, skey, val, &deleted, err))
-        == APR_SUCCESS && deleted) {
-        (*ended)++;
-    }
-    return rv;
-}
-
-/* End the sessions one index entry lists, then drop the entry. With
- * several memcached servers each sign-in's entries live on its claim's
- * server: every server's copy is read and dropped. */
-static apr_status_t end_indexed(request_rec *r, rsp_store_t *st,
-                                const char *key,
-                                const rsp_logout_request_t *req,
-                                const char *session_index, int *ended,
-                                const char **err)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-    const char *val;
-    apr_array_header_t *hashes;
-    apr_size_t len;
-    apr_status_t rv;
-    int i, server, deleted;
-
-    for (server = 0; server < rsp_store_servers(st); server++) {
-        if ((rv = rsp_store_get_at(st, r->pool, server, key, &val, &len, err))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        if (!val) {
-            continue;
-        }
-        hashes = rsp_logout_index_parse(r->pool, val);
-        for (i = 0; i < hashes->nelts; i++) {
-            rv = end_session(r, st, rsp_cfg_prefix(sc),
-                             APR_ARRAY_IDX(hashes, i, const char *), req,
-                             session_index, ended, err);
-            if (rv != APR_SUCCESS) {
-                return rv;
-            }
-        }
-        /* Entries appended meanwhile keep it (their sessions are newer). */
-        if ((rv = rsp_store_del_if_equal_at(st, r->pool, server, key, val,
-                                            &deleted, err)) != APR_SUCCESS) {
-            return rv;
-        }
-    }
-    return APR_SUCCESS;
-}
-
 /* Read the session this browser holds and delete it from the store.
  * *sess: what it was (NULL: none). */
 static apr_status_t end_own_session(request_rec *r, rsp_dir_cfg_t *dc,
@@ -380,14 +294,15 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
         return rc;
     }
     if (req.session_indexes->nelts == 0) {
-        rv = end_indexed(r, sc->store,
-                         index_key(r, req.issuer, req.name_id, NULL), &req,
-                         NULL, &ended, &err);
+        rv = rsp_logout_index_sessions(sc->store, r->pool, rsp_cfg_prefix(sc),
+                                       req.issuer, req.name_id, NULL, 1, NULL,
+                                       NULL, &ended, &err);
     }
     for (i = 0; rv == APR_SUCCESS && i < req.session_indexes->nelts; i++) {
-        const char *si = APR_ARRAY_IDX(req.session_indexes, i, const char *);
-        rv = end_indexed(r, sc->store, index_key(r, req.issuer, req.name_id, si),
-                         &req, si, &ended, &err);
+        rv = rsp_logout_index_sessions(
+            sc->store, r->pool, rsp_cfg_prefix(sc), req.issuer, req.name_id,
+            APR_ARRAY_IDX(req.session_indexes, i, const char *), 1, NULL, NULL,
+            &ended, &err);
     }
     if (rv != APR_SUCCESS) {
         rc = logout_store_failed(r, apr_psprintf(

@@ -9,6 +9,9 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 
+#include "rsp_session.h"
+#include "rsp_store.h"
+
 /* Sessions one entry can end at most: each costs two store round trips,
  * and a NameID with more sessions than this in one session lifetime is
  * not a person. */
@@ -25,5 +28,29 @@ const char *rsp_logout_index_key(apr_pool_t *p, const char *prefix,
  * each once, at most RSP_LOGOUT_INDEX_MAX; anything that is not a hash is
  * skipped. */
 apr_array_header_t *rsp_logout_index_parse(apr_pool_t *p, const char *val);
+
+/* Called for each live session of the user an entry lists: its hash, the
+ * session, and whether it was ended by this call. */
+typedef void (*rsp_logout_visit_fn)(void *baton, const char *hash,
+                                    const rsp_session_t *s, int ended);
+
+/* The sessions of (issuer, name_id) that the logout index lists: under
+ * session_index's entry, or the NameID's (session_index NULL). Only live
+ * sessions of that user count (an entry may outlive its session, or, a
+ * stale entry, name another's; one of another SessionIndex is skipped
+ * under a SessionIndex). With end each is deleted (compare-and-delete: a
+ * session rewritten meanwhile stays), then the entry is dropped; entries
+ * appended meanwhile keep it (their sessions are newer). With several
+ * memcached servers every server's copy of the entry is read (a sign-in
+ * writes its entries on its claim's server) and each is dropped where it
+ * is. visit (optional) sees each session once; *ended counts those
+ * ended. The first store failure stops it (err). The ACS's SLO endpoint
+ * and `replay-sp sessions --end` both end sessions this way. */
+apr_status_t rsp_logout_index_sessions(rsp_store_t *st, apr_pool_t *p,
+                                       const char *prefix, const char *issuer,
+                                       const char *name_id,
+                                       const char *session_index, int end,
+                                       rsp_logout_visit_fn visit, void *baton,
+                                       int *ended, const char **err);
 
 #endif

@@ -127,106 +127,90 @@ int cmd_lookup(tool_t *t)
     return RSP_EXIT_OK;
 }
 
+/* What sessions lists, as rsp_logout_index_sessions finds them. */
+typedef struct {
+    tool_t *t;
+    const char *issuer, *name_id;
+    int listed, opened;
+} sessions_baton_t;
+
+/* --json: the object's start, before the first session or the end. */
+static void sessions_open(sessions_baton_t *b)
+{
+    if (b->t->json && !b->opened) {
+        printf("{\"issuer\": %s, \"name_id\": %s, \"sessions\": [",
+               tool_json(b->t->p, b->issuer), tool_json(b->t->p, b->name_id));
+    }
+    b->opened = 1;
+}
+
+static void sessions_visit(void *baton, const char *h, const rsp_session_t *s,
+                           int ended)
+{
+    sessions_baton_t *b = baton;
+    tool_t *t = b->t;
+
+    sessions_open(b);
+    if (ended) {
+        fprintf(stderr, "replay-sp: ended session %s of %s (IdP %s, SP "
+                "%s), signed in %s\n", rsp_short_hash(t->p, h), b->name_id,
+                b->issuer, s->sp, tool_time(t->p, s->created));
+    }
+    if (t->json) {
+        printf("%s{\"session\": %s, \"sp\": %s, \"session_index\": %s, "
+               "\"created\": %s, \"expires\": %s, \"ended\": %s}",
+               b->listed ? ", " : "", tool_json(t->p, rsp_short_hash(t->p, h)),
+               tool_json(t->p, s->sp), tool_json(t->p, s->session_index),
+               tool_json(t->p, tool_time(t->p, s->created)),
+               tool_json(t->p, tool_time(t->p, s->expires)),
+               ended ? "true" : "false");
+    }
+    else {
+        printf("session %s  sp %s  session-index %s  signed in %s  until %s%s\n",
+               rsp_short_hash(t->p, h), s->sp,
+               s->session_index ? s->session_index : "-",
+               tool_time(t->p, s->created), tool_time(t->p, s->expires),
+               ended ? "  ENDED" : "");
+    }
+    b->listed++;
+}
+
 int cmd_sessions(tool_t *t)
 {
-    const char *issuer, *name_id, *key, *val = NULL, *err = NULL, *all;
-    apr_array_header_t *hashes;
-    int i, rc, server, end = tool_opt(t, "end") != NULL, ended = 0, listed = 0;
+    const char *err = NULL;
+    int rc, end = tool_opt(t, "end") != NULL, ended = 0;
+    sessions_baton_t b;
     rsp_store_t *st;
-    apr_size_t len;
 
+    memset(&b, 0, sizeof(b));
+    b.t = t;
     if (t->args->nelts != 1) {
         tool_error("sessions: give one STORE-URL");
         return RSP_EXIT_USAGE;
     }
-    if (!(issuer = required(t, "sessions", "issuer"))
-        || !(name_id = required(t, "sessions", "name-id"))) {
+    if (!(b.issuer = required(t, "sessions", "issuer"))
+        || !(b.name_id = required(t, "sessions", "name-id"))) {
         return RSP_EXIT_USAGE;
     }
     if ((rc = tool_store(t, APR_ARRAY_IDX(t->args, 0, const char *), &st))
         != RSP_EXIT_OK) {
         return rc;
     }
-    key = rsp_logout_index_key(t->p, t->prefix, issuer, name_id, NULL);
-    /* Several memcached servers: each sign-in's entry is on its claim's
-     * server, so every server's copy counts. */
-    all = "";
-    for (server = 0; server < rsp_store_servers(st); server++) {
-        if (rsp_store_get_at(st, t->p, server, key, &val, &len, &err)
-            != APR_SUCCESS) {
-            tool_error("sessions: %s", err);
-            return RSP_EXIT_ERROR;
-        }
-        if (val) {
-            all = apr_pstrcat(t->p, all, val, NULL);
-        }
+    /* The module's own way of ending them (its SLO endpoint's). */
+    if (rsp_logout_index_sessions(st, t->p, t->prefix, b.issuer, b.name_id,
+                                  NULL, end, sessions_visit, &b, &ended, &err)
+        != APR_SUCCESS) {
+        tool_error("sessions: %s", err);
+        return RSP_EXIT_ERROR;
     }
-    hashes = rsp_logout_index_parse(t->p, all);
-    if (t->json) {
-        printf("{\"issuer\": %s, \"name_id\": %s, \"sessions\": [",
-               tool_json(t->p, issuer), tool_json(t->p, name_id));
-    }
-    for (i = 0; i < hashes->nelts; i++) {
-        const char *h = APR_ARRAY_IDX(hashes, i, const char *);
-        const char *skey = rsp_session_key_of_hash(t->p, t->prefix, h), *sv;
-        rsp_session_t *s;
-        int deleted = 0;
-
-        if (rsp_store_get(st, t->p, skey, &sv, &len, &err) != APR_SUCCESS) {
-            tool_error("sessions: %s", err);
-            return RSP_EXIT_ERROR;
-        }
-        /* An index entry may outlive its session, or (a stale entry)
-         * name another user's: only this user's live sessions count. */
-        if (!sv || rsp_session_decode(&s, t->p, sv, len) != APR_SUCCESS
-            || strcmp(s->issuer, issuer) != 0 || strcmp(s->name_id, name_id) != 0) {
-            continue;
-        }
-        if (end) {
-            if (rsp_store_del_if_equal(st, t->p, skey, sv, &deleted, &err)
-                != APR_SUCCESS) {
-                tool_error("sessions: %s", err);
-                return RSP_EXIT_ERROR;
-            }
-            if (deleted) {
-                ended++;
-                fprintf(stderr, "replay-sp: ended session %s of %s (IdP %s, SP "
-                        "%s), signed in %s\n", rsp_short_hash(t->p, h), name_id,
-                        issuer, s->sp, tool_time(t->p, s->created));
-            }
-        }
-        if (t->json) {
-            printf("%s{\"session\": %s, \"sp\": %s, \"session_index\": %s, "
-                   "\"created\": %s, \"expires\": %s, \"ended\": %s}",
-                   listed ? ", " : "", tool_json(t->p, rsp_short_hash(t->p, h)),
-                   tool_json(t->p, s->sp), tool_json(t->p, s->session_index),
-                   tool_json(t->p, tool_time(t->p, s->created)),
-                   tool_json(t->p, tool_time(t->p, s->expires)),
-                   deleted ? "true" : "false");
-        }
-        else {
-            printf("session %s  sp %s  session-index %s  signed in %s  until %s%s\n",
-                   rsp_short_hash(t->p, h), s->sp,
-                   s->session_index ? s->session_index : "-",
-                   tool_time(t->p, s->created), tool_time(t->p, s->expires),
-                   deleted ? "  ENDED" : "");
-        }
-        listed++;
-    }
-    if (end && val) {
-        int gone = 0;
-        /* Entries appended meanwhile keep it (their sessions are newer). */
-        if (rsp_store_del_if_equal(st, t->p, key, val, &gone, &err) != APR_SUCCESS) {
-            tool_error("sessions: %s", err);
-            return RSP_EXIT_ERROR;
-        }
-    }
+    sessions_open(&b);
     if (t->json) {
         printf("], \"ended\": %d}\n", ended);
     }
     else {
-        printf("%d session%s of %s at %s%s\n", listed, listed == 1 ? "" : "s",
-               name_id, issuer, end ? apr_psprintf(t->p, "; %d ended", ended) : "");
+        printf("%d session%s of %s at %s%s\n", b.listed, b.listed == 1 ? "" : "s",
+               b.name_id, b.issuer,
+               end ? apr_psprintf(t->p, "; %d ended", ended) : "");
     }
     return RSP_EXIT_OK;
 }

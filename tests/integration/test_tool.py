@@ -6,6 +6,8 @@ a claim the fleet made, sessions --end signing a user out of every
 replica, capacity against the operations guide's figures, help and usage
 errors."""
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -15,7 +17,8 @@ import urllib.parse
 import pytest
 
 import harness
-from harness import MemcachedServer, RedisServer, free_port, get, post_acs, session_cookie
+from harness import (KEY_PREFIX, MemcachedServer, RedisServer, free_port, get, post_acs,
+                     session_cookie)
 
 TOOL = os.path.join(harness.REPO, "tools", "replay-sp")
 PAGE = "/app/page.html"
@@ -234,6 +237,16 @@ def test_sessions_end_signs_the_user_out_of_every_replica(fleet, saml, store):
         assert g.status_code == 200 and g.headers.get("X-RSP-User") == "erin", name
     again = run("sessions", store.url, "--issuer", issuer, "--name-id", "dora")
     assert "0 sessions of dora" in again.stdout, again.stdout
+    # dora's NameID entry is dropped on every server that had a copy (with
+    # several memcached servers each sign-in writes it on its claim's
+    # server), erin's stays
+    def name_id_entry(name):
+        digest = hashlib.sha256(("%s\0%s" % (issuer, name)).encode()).digest()
+        return KEY_PREFIX + "n:" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    by_server = (store.keys_by_server(KEY_PREFIX + "n:") if hasattr(store, "keys_by_server")
+                 else {0: store.keys(KEY_PREFIX + "n:")})
+    assert not [i for i, ks in by_server.items() if name_id_entry("dora") in ks], by_server
+    assert [i for i, ks in by_server.items() if name_id_entry("erin") in ks], by_server
 
 
 # --------------------------------------------------------------------------
