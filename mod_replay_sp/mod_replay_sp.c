@@ -17,6 +17,7 @@
 #include "mod_replay_sp.h"
 #include "rsp_log.h"
 #include "rsp_redirect.h"
+#include "rsp_session.h"
 
 /* AP_DECLARE_MODULE below also does what APLOG_USE_MODULE does. */
 

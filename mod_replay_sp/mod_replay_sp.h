@@ -36,7 +36,6 @@
 #define RSP_RETRY_AFTER "5"
 #define RSP_DEFAULT_MONITOR_INTERVAL 5
 #define RSP_DEFAULT_HEADROOM_WARN 80
-#define RSP_SESSION_ID_BYTES 32
 #define RSP_DEFAULT_REQUEST_LIFETIME 300
 #define RSP_RELAY_TOKEN_BYTES 24
 
@@ -191,6 +190,8 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                     const char *return_to);
 int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc);
 
+/* Expire the binding cookies of the request whose RelayState is token. */
+void rsp_binding_expire(request_rec *r, rsp_dir_cfg_t *dc, const char *token);
 
 /* Keep a request we sent (AuthnRequest or LogoutRequest) for
  * ReplaySPRequestLifetime: the IdP, this SP, the hash of the RelayState
@@ -200,26 +201,12 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
                                const char *idp, const char *token,
                                const char *return_to, const char **err);
 
-/* Read the pending request request_id and check a response from issuer
- * that came with relay_state against it (rsp_pending_refusal: unknown,
- * expired, not for this IdP/SP/RelayState, another browser's). OK with
- * *pending set, or with *check and *detail set (not yet logged: the ACS
- * first asks whether the assertion is claimed already); the fail-closed
- * answer when the store fails. One read. */
-int rsp_request_check(request_rec *r, rsp_dir_cfg_t *dc,
-                      rsp_pending_kind_t kind, const char *request_id,
-                      const char *issuer, const char *relay_state,
-                      rsp_pending_t **pending, const char **check,
-                      const char **detail);
-
-/* Use up the checked request pd: single use, fleet-wide (a claim on the
- * request ID). OK; HTTP_BAD_REQUEST (logged, check=request-used) when it
- * was already answered; or the fail-closed answer when the store fails. */
-int rsp_request_use(request_rec *r, rsp_dir_cfg_t *dc,
-                    rsp_pending_kind_t kind, const char *request_id,
-                    const char *relay_state, const rsp_pending_t *pd);
-
-/* rsp_request_check, a refusal logged as one, then rsp_request_use. */
+/* Consume the pending request request_id for a response from issuer that
+ * came with relay_state: read once and checked (rsp_pending_refusal),
+ * then used up, single use fleet-wide. OK with *pending set;
+ * HTTP_BAD_REQUEST (logged) when the request is unknown, expired, used,
+ * or not for this IdP/SP/RelayState/browser; or the fail-closed answer
+ * when the store fails. */
 int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
                         rsp_pending_kind_t kind, const char *request_id,
                         const char *issuer, const char *relay_state,
@@ -227,13 +214,6 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
 
 /* ---- logout (mod_replay_sp_logout.c) ---- */
 
-/* The two writes that record a new session in the logout index (by IdP
- * + NameID + SessionIndex, and by IdP + NameID), so that an IdP's
- * LogoutRequest finds it on any replica. */
-void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,
-                             const char *issuer, const char *name_id,
-                             const char *session_index,
-                             const char *session_hash, rsp_write_t w[2]);
 int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc);
 int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc);
 

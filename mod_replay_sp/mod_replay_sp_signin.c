@@ -155,6 +155,11 @@ static void binding_cookies(request_rec *r, rsp_dir_cfg_t *dc,
     }
 }
 
+void rsp_binding_expire(request_rec *r, rsp_dir_cfg_t *dc, const char *token)
+{
+    binding_cookies(r, dc, token, NULL, 0);
+}
+
 apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
                                rsp_pending_kind_t kind, const char *request_id,
                                const char *idp, const char *token,
@@ -177,10 +182,8 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
     }
     rec = rsp_pending_encode(r->pool, idp, dc->sp->def.entity_id, token,
                              return_to, binding);
-    rv = rsp_store_put(sc->store, r->pool,
-                       rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
-                                       request_id), rec,
-                       strlen(rec), rsp_cfg_request_lifetime(dc) * 1000, err);
+    rv = rsp_pending_put(sc->store, r->pool, rsp_cfg_prefix(sc), kind,
+                         request_id, rec, rsp_cfg_request_lifetime(dc), err);
     if (rv == APR_SUCCESS && binding) {
         binding_cookies(r, dc, token, binding, (long)rsp_cfg_request_lifetime(dc));
     }
@@ -212,130 +215,53 @@ int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
     return OK;
 }
 
-int rsp_request_check(request_rec *r, rsp_dir_cfg_t *dc,
-                      rsp_pending_kind_t kind, const char *request_id,
-                      const char *issuer, const char *relay_state,
-                      rsp_pending_t **pending, const char **check,
-                      const char **detail)
+int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
+                        rsp_pending_kind_t kind, const char *request_id,
+                        const char *issuer, const char *relay_state,
+                        rsp_pending_t **pending)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
     rsp_store_t *st = rsp_store_of(r);
     rsp_pending_answer_t ans;
-    const char *val, *err;
-    apr_size_t len;
+    const char *val = NULL, *err = NULL, *check, *detail, *doing = "read";
+    int won = 0;
 
-    *pending = NULL;
-    *check = NULL;
     if (!st) {
         return rsp_unavailable(r);
     }
     memset(&ans, 0, sizeof(ans));
     ans.rid = rsp_short_hash(r->pool, request_id);
-    if (rsp_store_get(st, r->pool,
-                      rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind,
-                                      request_id), &val,
-                      &len, &err) != APR_SUCCESS) {
-        RSP_COUNT(store_errors);
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
-                      "%s refused, store unavailable (fail closed): "
-                      "cannot read request %s: client=%s replica=%s: %s", what,
-                      ans.rid, r->useragent_ip, rsp_replica(r), err);
-        return rsp_unavailable(r);
-    }
     ans.sp = dc->sp->def.entity_id;
     ans.issuer = issuer;
     ans.relay = relay_state;
     ans.cookie_base = kind == RSP_PENDING_LOGIN ? rsp_cfg_cookie(dc) : NULL;
     ans.cookie_header = apr_table_get(r->headers_in, "Cookie");
     ans.lifetime_s = rsp_cfg_request_lifetime(dc);
-    *check = rsp_pending_refusal(r->pool, val, &ans, pending, detail);
-    return OK;
-}
-
-int rsp_request_use(request_rec *r, rsp_dir_cfg_t *dc,
-                    rsp_pending_kind_t kind, const char *request_id,
-                    const char *relay_state, const rsp_pending_t *pd)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-    const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
-    rsp_store_t *st = rsp_store_of(r);
-    const char *err, *rid = rsp_short_hash(r->pool, request_id);
-    rsp_claim_rec_t use;
-    rsp_claim_read_t uc;
-
-    if (!st) {
-        return rsp_unavailable(r);
+    if (rsp_pending_read(st, r->pool, rsp_cfg_prefix(sc), kind, request_id,
+                         &val, &err) == APR_SUCCESS) {
+        if ((check = rsp_pending_refusal(r->pool, val, &ans, pending, &detail))) {
+            return rsp_refuse_response(r, check, detail);
+        }
+        doing = "consume";
+        if (rsp_pending_use(st, r->pool, rsp_cfg_prefix(sc), kind, request_id,
+                            rsp_replica(r), apr_time_now(), ans.lifetime_s,
+                            &won, &err) == APR_SUCCESS) {
+            if (!won) {
+                return rsp_refuse_response(r, "request-used", apr_psprintf(
+                    r->pool, "request %s was already answered", ans.rid));
+            }
+            if (kind == RSP_PENDING_LOGIN && (*pending)->bind_hash) {
+                rsp_binding_expire(r, dc, relay_state); /* done with */
+            }
+            return OK;
+        }
     }
-    memset(&use, 0, sizeof(use));
-    use.replica = rsp_replica(r);
-    use.claimed = apr_time_now();
-    use.session_hash = NULL;
-    /* The request's use lives with the request (several memcached
-     * servers: one server fewer that a sign-in depends on). */
-    memset(&uc, 0, sizeof(uc));
-    uc.key = rsp_pending_use_key(r->pool, rsp_cfg_prefix(sc), request_id);
-    uc.home_key = rsp_pending_key(r->pool, rsp_cfg_prefix(sc), kind, request_id);
-    uc.value = rsp_claim_encode(r->pool, &use);
-    uc.ttl_ms = rsp_cfg_request_lifetime(dc) * 1000;
-    if (rsp_store_claim_read(st, r->pool, &uc, &err) != APR_SUCCESS) {
-        RSP_COUNT(store_errors);
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
-                      "%s refused, store unavailable (fail closed): "
-                      "cannot consume request %s: client=%s replica=%s: %s",
-                      what, rid, r->useragent_ip, rsp_replica(r), err);
-        return rsp_unavailable(r);
-    }
-    if (!uc.won) {
-        return rsp_refuse_response(r, "request-used", apr_psprintf(
-            r->pool, "request %s was already answered", rid));
-    }
-    if (kind == RSP_PENDING_LOGIN && pd->bind_hash) {
-        binding_cookies(r, dc, relay_state, NULL, 0); /* done with */
-    }
-    return OK;
-}
-
-int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
-                        rsp_pending_kind_t kind, const char *request_id,
-                        const char *issuer, const char *relay_state,
-                        rsp_pending_t **pending)
-{
-    const char *check, *detail;
-    int rc;
-
-    if ((rc = rsp_request_check(r, dc, kind, request_id, issuer, relay_state,
-                                pending, &check, &detail)) != OK) {
-        return rc;
-    }
-    if (check) {
-        return rsp_refuse_response(r, check, detail);
-    }
-    return rsp_request_use(r, dc, kind, request_id, relay_state, *pending);
-}
-
-void rsp_logout_index_writes(request_rec *r, rsp_dir_cfg_t *dc,
-                             const char *issuer, const char *name_id,
-                             const char *session_index,
-                             const char *session_hash, rsp_write_t w[2])
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-    int i;
-
-    memset(w, 0, 2 * sizeof(*w));
-    for (i = 0; i < 2; i++) {
-        w[i].kind = RSP_WRITE_APPEND;
-        w[i].value = session_hash;
-        w[i].len = strlen(session_hash);
-        /* The longest any session of this SP can live: the same TTL for
-         * every append, so the entry's expiry only ever moves forward. */
-        w[i].ttl_ms = rsp_cfg_session_lifetime(dc) * 1000;
-    }
-    w[0].key = rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
-                                    name_id, session_index ? session_index : "");
-    w[1].key = rsp_logout_index_key(r->pool, rsp_cfg_prefix(sc), issuer,
-                                    name_id, NULL);
+    RSP_COUNT(store_errors);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
+                  "%s refused, store unavailable (fail closed): "
+                  "cannot %s request %s: client=%s replica=%s: %s", what,
+                  doing, ans.rid, r->useragent_ip, rsp_replica(r), err);
+    return rsp_unavailable(r);
 }

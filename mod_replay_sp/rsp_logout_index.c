@@ -135,3 +135,23 @@ apr_status_t rsp_logout_index_sessions(rsp_store_t *st, apr_pool_t *p,
     }
     return APR_SUCCESS;
 }
+
+void rsp_logout_index_writes(apr_pool_t *p, const char *prefix,
+                             const char *issuer, const char *name_id,
+                             const char *session_index,
+                             const char *session_hash, apr_int64_t ttl_ms,
+                             rsp_write_t w[2])
+{
+    int i;
+
+    memset(w, 0, 2 * sizeof(*w));
+    for (i = 0; i < 2; i++) {
+        w[i].kind = RSP_WRITE_APPEND;
+        w[i].value = session_hash;
+        w[i].len = strlen(session_hash);
+        w[i].ttl_ms = ttl_ms;
+    }
+    w[0].key = rsp_logout_index_key(p, prefix, issuer, name_id,
+                                    session_index ? session_index : "");
+    w[1].key = rsp_logout_index_key(p, prefix, issuer, name_id, NULL);
+}

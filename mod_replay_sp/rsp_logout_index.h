@@ -29,6 +29,17 @@ const char *rsp_logout_index_key(apr_pool_t *p, const char *prefix,
  * skipped. */
 apr_array_header_t *rsp_logout_index_parse(apr_pool_t *p, const char *val);
 
+/* The two writes that enter a new session (session_hash) in the index:
+ * by (issuer, name_id, session_index) and by (issuer, name_id), so that
+ * an IdP's LogoutRequest finds it on any replica; both kept ttl_ms (the
+ * longest any session of the SP can live, the same for every append: an
+ * entry's expiry only ever moves forward). */
+void rsp_logout_index_writes(apr_pool_t *p, const char *prefix,
+                             const char *issuer, const char *name_id,
+                             const char *session_index,
+                             const char *session_hash, apr_int64_t ttl_ms,
+                             rsp_write_t w[2]);
+
 /* Called for each live session of the user an entry lists: its hash, the
  * session, and whether it was ended by this call. */
 typedef void (*rsp_logout_visit_fn)(void *baton, const char *hash,

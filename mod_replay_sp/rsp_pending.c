@@ -3,6 +3,7 @@
 #include <apr_strings.h>
 
 #include "rsp_binding.h"
+#include "rsp_claim.h"
 #include "rsp_form.h"
 #include "rsp_pending.h"
 #include "rsp_util.h"
@@ -120,4 +121,49 @@ const char *rsp_pending_refusal(apr_pool_t *p, const char *val,
         return "request-browser";
     }
     return NULL;
+}
+
+apr_status_t rsp_pending_put(rsp_store_t *st, apr_pool_t *p, const char *prefix,
+                             rsp_pending_kind_t kind, const char *request_id,
+                             const char *rec, apr_int64_t lifetime_s,
+                             const char **err)
+{
+    return rsp_store_put(st, p, rsp_pending_key(p, prefix, kind, request_id),
+                         rec, strlen(rec), lifetime_s * 1000, err);
+}
+
+apr_status_t rsp_pending_read(rsp_store_t *st, apr_pool_t *p,
+                              const char *prefix, rsp_pending_kind_t kind,
+                              const char *request_id, const char **val,
+                              const char **err)
+{
+    apr_size_t len;
+
+    return rsp_store_get(st, p, rsp_pending_key(p, prefix, kind, request_id),
+                         val, &len, err);
+}
+
+apr_status_t rsp_pending_use(rsp_store_t *st, apr_pool_t *p, const char *prefix,
+                             rsp_pending_kind_t kind, const char *request_id,
+                             const char *replica, apr_time_t now,
+                             apr_int64_t lifetime_s, int *won,
+                             const char **err)
+{
+    rsp_claim_rec_t use;
+    rsp_claim_read_t uc;
+    apr_status_t rv;
+
+    memset(&use, 0, sizeof(use));
+    use.replica = replica;
+    use.claimed = now;
+    /* The request's use lives with the request (several memcached
+     * servers: one server fewer that a sign-in depends on). */
+    memset(&uc, 0, sizeof(uc));
+    uc.key = rsp_pending_use_key(p, prefix, request_id);
+    uc.home_key = rsp_pending_key(p, prefix, kind, request_id);
+    uc.value = rsp_claim_encode(p, &use);
+    uc.ttl_ms = lifetime_s * 1000;
+    rv = rsp_store_claim_read(st, p, &uc, err);
+    *won = uc.won;
+    return rv;
 }

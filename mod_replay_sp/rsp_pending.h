@@ -17,6 +17,9 @@
 #define RSP_PENDING_H
 
 #include <apr_pools.h>
+#include <apr_time.h>
+
+#include "rsp_store.h"
 
 typedef enum { RSP_PENDING_LOGIN, RSP_PENDING_LOGOUT } rsp_pending_kind_t;
 
@@ -71,5 +74,24 @@ typedef struct {
 const char *rsp_pending_refusal(apr_pool_t *p, const char *val,
                                 const rsp_pending_answer_t *ans,
                                 rsp_pending_t **pd, const char **detail);
+
+/* The store's side of pending requests (under prefix): keep one for
+ * lifetime_s (the record of rsp_pending_encode), read one (*val NULL:
+ * absent or expired), and use one up: a create-if-absent of its use key
+ * (an rsp_claim record by replica at now, on the request's server), *won
+ * 0 when it was used already. */
+apr_status_t rsp_pending_put(rsp_store_t *st, apr_pool_t *p, const char *prefix,
+                             rsp_pending_kind_t kind, const char *request_id,
+                             const char *rec, apr_int64_t lifetime_s,
+                             const char **err);
+apr_status_t rsp_pending_read(rsp_store_t *st, apr_pool_t *p,
+                              const char *prefix, rsp_pending_kind_t kind,
+                              const char *request_id, const char **val,
+                              const char **err);
+apr_status_t rsp_pending_use(rsp_store_t *st, apr_pool_t *p, const char *prefix,
+                             rsp_pending_kind_t kind, const char *request_id,
+                             const char *replica, apr_time_t now,
+                             apr_int64_t lifetime_s, int *won,
+                             const char **err);
 
 #endif

@@ -10,6 +10,9 @@
 
 #include "rsp_saml.h"
 
+/* A session ID: this many bytes of randomness, in base64url. */
+#define RSP_SESSION_ID_BYTES 32
+
 typedef struct {
     const char *sp;             /* our entity ID: a session serves one SP */
     const char *issuer;         /* IdP entity ID */

@@ -110,7 +110,7 @@ void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,
     apr_status_t rv;
 
     if (c->verdict != RSP_CLAIM_TAKEN || !c->taker_known || !c->holder
-        || !rsp_signin_may_take_over(&c->taker, now, age)) {
+        || !c->value || !rsp_signin_may_take_over(&c->taker, now, age)) {
         return;
     }
     rv = rsp_store_replace(st, p, c->key, c->holder, c->token, c->value,
@@ -120,11 +120,13 @@ void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,
         c->taken_over = 1;
         c->token = NULL; /* ours is another version now */
     }
-    else if (rv == RSP_STORE_UNACKED) {
-        /* ours on the primary, not yet on enough replicas: not won */
+    else if (rv != APR_SUCCESS) {
+        /* the store failed (ours may be written: then a later retry may
+         * take it over in its turn), or ours is on the primary, not yet
+         * on enough replicas: not won, and no verdict (not a replay) */
         c->verdict = RSP_CLAIM_NO_VERDICT;
-        c->unacked = 1;
-        c->error = err;
+        c->unacked = rv == RSP_STORE_UNACKED;
+        c->error = err ? err : "the store gave no verdict";
     }
 }
 

@@ -84,7 +84,11 @@ int rsp_signin_may_take_over(const rsp_claim_rec_t *rec, apr_time_t now,
  * one compare-and-set against the holder's record: exactly one of any
  * number of concurrent retries wins it (verdict WON, taken_over 1); the
  * others stay TAKEN. The sign-in that lost it cannot complete: completing
- * is a compare-and-set against its own record. */
+ * is a compare-and-set against its own record. A store failure on the
+ * compare-and-set is NO_VERDICT (unacked when written but not
+ * acknowledged by enough replicas). Only a claim rsp_signin_claim read
+ * can be taken over (not one rsp_signin_peek read: it has no record of
+ * ours to write). */
 void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,
                          apr_time_t now, apr_interval_time_t age);
 

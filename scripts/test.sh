@@ -13,6 +13,10 @@ scripts/build.sh
 echo "== the module exports its record and lasso_log, nothing else"
 exports=$(nm -D --defined-only mod_replay_sp/.libs/mod_replay_sp.so | awk '{print $3}' | sort | tr '\n' ' ')
 [ "$exports" = "lasso_log replay_sp_module " ] || { echo "exported: $exports"; exit 1; }
+# and needs none of its own from elsewhere (httpd would refuse to load it)
+if nm -u mod_replay_sp/.libs/mod_replay_sp.so | grep -w 'rsp_[a-z0-9_]*'; then
+    echo "the module leaves those of its own symbols undefined"; exit 1
+fi
 echo "== unit tests (Check)"
 make -j"$(nproc)" check || { cat tests/unit/*.log 2>/dev/null; exit 1; }
 cat tests/unit/*.log | grep -E "^[0-9]+%: Checks" || true

@@ -700,6 +700,25 @@ START_TEST(test_takeover_unacked)
 }
 END_TEST
 
+/* A peek has no record of ours: it is never taken over with it, however
+ * old and open the holder. */
+START_TEST(test_takeover_not_from_peek)
+{
+    const rsp_assertion_t *a = assertion("_id-takeover-peek");
+    const char *holder = record("replica-0", NOW - apr_time_from_sec(60),
+                                "session-0", 1);
+    rsp_claim_result_t c;
+
+    hold(st, a, holder);
+    rsp_signin_peek(&c, pool, st, PREFIX, a);
+    ck_assert_int_eq(c.verdict, RSP_CLAIM_TAKEN);
+    ck_assert(rsp_signin_may_take_over(&c.taker, NOW, AGE));
+    rsp_signin_takeover(&c, pool, st, NOW, AGE);
+    ck_assert_int_eq(c.verdict, RSP_CLAIM_TAKEN);
+    ck_assert_str_eq(rsp_mem_store_peek(st, -1, c.key), holder);
+}
+END_TEST
+
 START_TEST(test_takeover_store_failure)
 {
     const rsp_assertion_t *a = assertion("_id-takeover-fail");
@@ -707,13 +726,15 @@ START_TEST(test_takeover_store_failure)
                                 "session-0", 1);
     rsp_claim_result_t c, next;
 
-    /* the compare-and-set fails: not won, the holder's record stays (the
-     * caller refuses it, failing closed) */
+    /* the compare-and-set fails: no verdict (the caller fails closed, and
+     * does not call it a replay), the holder's record stays */
     hold(st, a, holder);
     rsp_signin_claim(&c, pool, st, PREFIX, a, "replica-1", NULL, NOW, 1);
     rsp_mem_store_fault(st, 1, RSP_MEM_FAIL);
     rsp_signin_takeover(&c, pool, st, NOW, AGE);
-    ck_assert_int_eq(c.verdict, RSP_CLAIM_TAKEN);
+    ck_assert_int_eq(c.verdict, RSP_CLAIM_NO_VERDICT);
+    ck_assert_int_eq(c.unacked, 0);
+    ck_assert_str_eq(c.error, "injected");
     ck_assert_int_eq(c.taken_over, 0);
     ck_assert_str_eq(rsp_mem_store_peek(st, -1, c.key), holder);
 
@@ -722,7 +743,7 @@ START_TEST(test_takeover_store_failure)
     rsp_signin_claim(&c, pool, st, PREFIX, a, "replica-1", NULL, NOW, 1);
     rsp_mem_store_fault(st, 1, RSP_MEM_WRITE_THEN_FAIL);
     rsp_signin_takeover(&c, pool, st, NOW, AGE);
-    ck_assert_int_eq(c.verdict, RSP_CLAIM_TAKEN);
+    ck_assert_int_eq(c.verdict, RSP_CLAIM_NO_VERDICT);
     ck_assert_int_eq(c.taken_over, 0);
     ck_assert_str_eq(rsp_mem_store_peek(st, -1, c.key), c.value);
     rsp_signin_claim(&next, pool, st, PREFIX, a, "replica-2", NULL,
@@ -1154,6 +1175,7 @@ static Suite *signin_suite(void)
     tcase_add_test(tc, test_takeover_by_version);
     tcase_add_test(tc, test_takeover_unacked);
     tcase_add_test(tc, test_takeover_store_failure);
+    tcase_add_test(tc, test_takeover_not_from_peek);
     tcase_add_test(tc, test_signin_completes);
     tcase_add_test(tc, test_release_after_failed_write);
     tcase_add_test(tc, test_release_after_unacked_writes);
