@@ -11,7 +11,7 @@
 #include "rsp_form.h"
 #include "rsp_pending.h"
 #include "rsp_saml.h"
-#include "rsp_signin.h"
+#include "rsp_signin_acs.h"
 #include "rsp_store.h"
 #include "rsp_url.h"
 
@@ -129,7 +129,7 @@ const char *rsp_replica(request_rec *r);
 const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc);
 
 /* The store of r's server; NULL (logged, RSP01016) when it has none. */
-rsp_store_t *rsp_store_of(request_rec *r);
+rsp_store_t *rsp_srv_store(request_rec *r);
 
 /* 503 with Retry-After: the fail-closed answer. */
 int rsp_unavailable(request_rec *r);
@@ -162,14 +162,17 @@ int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
                  const char *acs_url, const char *who, rsp_check_params_t *cp,
                  rsp_assertion_t **a);
 
-/* What a claim's verdict means here: OK to go on (won, or the audited
- * fail-open: RSP01025), or the fail-closed 503 (RSP01003). Counted. A
- * taken claim is OK too: the caller decides between a re-post and
- * rsp_refuse_replay (403, RSP01001). */
-int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
-                     const rsp_claim_result_t *c, apr_int64_t skew_s);
+/* What the ACS and the guard render alike from a sign-in's result
+ * (rsp_signin_acs.h): the counters it moved and the audited fail-open
+ * line (RSP01025), once; the refusal of a replay (403, RSP01001); the
+ * fail-closed answer to a claim without a verdict (503: RSP01003, or
+ * RSP01048 when written but not acknowledged by the replicas). */
+void rsp_signin_counted(request_rec *r, const rsp_signin_result_t *res,
+                        const rsp_assertion_t *a, apr_int64_t skew_s);
 int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
                       const rsp_claim_result_t *c);
+int rsp_claim_unavailable(request_rec *r, const rsp_assertion_t *a,
+                          const rsp_signin_result_t *res);
 
 /* The warning (RSP01039) for a SHA-1 signature accepted under
  * ReplaySPAllowSHA1; nothing when what is NULL. */

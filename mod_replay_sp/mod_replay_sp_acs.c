@@ -128,25 +128,6 @@ static const char *acs_policy(request_rec *r, rsp_dir_cfg_t *dc,
     return NULL;
 }
 
-/* The counters a sign-in moved. */
-static void acs_count(const rsp_signin_result_t *res)
-{
-    int i;
-
-    if (res->verdicts) {
-        rsp_count_claim(res->claim.latency, res->claim.expiry);
-    }
-    if (res->won) {
-        RSP_COUNT(claims_won);
-    }
-    for (i = 0; i < res->store_errors; i++) {
-        RSP_COUNT(store_errors);
-    }
-    if (res->failed_open) {
-        RSP_COUNT(fail_open);
-    }
-}
-
 /* A sign-in the store failed: its line, and 503 (500: no randomness). */
 static int acs_unavailable(request_rec *r, const rsp_assertion_t *a,
                            const rsp_signin_result_t *res, apr_int64_t timeout_ms)
@@ -167,13 +148,6 @@ static int acs_unavailable(request_rec *r, const rsp_assertion_t *a,
                       : "consume", res->request, r->useragent_ip, replica,
                       res->error);
         break;
-    case RSP_FAILED_UNACKED:
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01048)
-                      "sign-in refused, claim not acknowledged by the "
-                      "store's replicas (fail closed): issuer=%s "
-                      "assertion=%s client=%s replica=%s: %s",
-                      a->issuer, h, r->useragent_ip, replica, res->error);
-        break;
     case RSP_FAILED_ABANDONED:
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01045)
                       "sign-in abandoned: its claim was taken over before it "
@@ -190,10 +164,7 @@ static int acs_unavailable(request_rec *r, const rsp_assertion_t *a,
                       res->released ? res->released : "");
         break;
     default:
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
-                      "sign-in refused, store unavailable (fail closed): "
-                      "issuer=%s assertion=%s client=%s replica=%s: %s",
-                      a->issuer, h, r->useragent_ip, replica, res->error);
+        return rsp_claim_unavailable(r, a, res);
     }
     return rsp_unavailable(r);
 }
@@ -207,18 +178,9 @@ static int acs_render(request_rec *r, rsp_dir_cfg_t *dc, const rsp_assertion_t *
                                              &replay_sp_module);
     const char *replica = rsp_replica(r), *h = res->claim.assertion_hash;
 
-    acs_count(res);
+    rsp_signin_counted(r, res, a, skew_s);
     if (res->expire_binding) {
         rsp_binding_expire(r, dc, relay); /* done with */
-    }
-    if (res->failed_open) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01025)
-                      "sign-in accepted WITHOUT a claim (ReplaySPOnStoreFailure "
-                      "open): a replay of this assertion would not be detected "
-                      "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
-                      rsp_format_time(r->pool, a->window_end
-                                      + apr_time_from_sec(skew_s)),
-                      a->issuer, h, r->useragent_ip, replica, res->error);
     }
     if (res->won && res->claim.taken_over) {
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01044)

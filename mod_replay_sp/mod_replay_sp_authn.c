@@ -31,12 +31,12 @@ static int no_session(request_rec *r, rsp_dir_cfg_t *dc)
 
 int rsp_check_authn(request_rec *r)
 {
-    const char *type = ap_auth_type(r), *sid = NULL, *val, *err;
+    const char *type = ap_auth_type(r), *sid = NULL, *err = NULL;
     const request_rec *o;
     rsp_dir_cfg_t *dc;
     rsp_srv_cfg_t *sc;
     rsp_session_t *sess;
-    apr_size_t len;
+    int malformed = 0;
 
     if (!type || strcasecmp(type, AUTH_TYPE) != 0) {
         return DECLINED;
@@ -61,9 +61,8 @@ int rsp_check_authn(request_rec *r)
     if (!(sid = rsp_session_cookie(r, dc))) {
         return no_session(r, dc);
     }
-    if (rsp_store_get(sc->store, r->pool,
-                      rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid), &val,
-                      &len, &err) != APR_SUCCESS) {
+    if (rsp_session_read(sc->store, r->pool, rsp_cfg_prefix(sc), sid, 0, &sess,
+                         &malformed, &err) != APR_SUCCESS) {
         RSP_COUNT(store_errors);
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01006)
                       "cannot read the session, store unavailable (fail "
@@ -71,13 +70,12 @@ int rsp_check_authn(request_rec *r)
                       rsp_replica(r), err);
         return rsp_unavailable(r);
     }
-    if (!val) {
-        return no_session(r, dc);
-    }
-    if (rsp_session_decode(&sess, r->pool, val, len) != APR_SUCCESS) {
+    if (malformed) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01020)
                       "malformed session record in the store (session %s); "
                       "treated as no session", rsp_short_hash(r->pool, sid));
+    }
+    if (!sess) {
         return no_session(r, dc);
     }
     if (strcmp(sess->sp, dc->sp->def.entity_id) != 0

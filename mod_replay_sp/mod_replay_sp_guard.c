@@ -137,18 +137,13 @@ static int read_whole(request_rec *r, apr_off_t max, apr_bucket_brigade **out,
     return OK;
 }
 
-/* Where the SP sent the browser that won this claim, when this request
- * comes from that browser: it carries the session cookie the SP set then
- * (recorded by its hash). NULL otherwise. */
-static const char *repost_target(request_rec *r, const rsp_claim_result_t *c)
+/* The request's value of cookie name (NULL: none), for the core to tell
+ * the browser that won a claim by the SP's session cookie. */
+static const char *request_cookie(void *baton, const char *name)
 {
     const char *val = NULL;
 
-    if (!c->taker_known || !c->taker.cookie_name
-        || ap_cookie_read(r, c->taker.cookie_name, &val, 0) != APR_SUCCESS) {
-        return NULL;
-    }
-    return rsp_signin_repost_target(c, r->pool, val);
+    return ap_cookie_read(baton, name, &val, 0) == APR_SUCCESS ? val : NULL;
 }
 
 /* The session cookie in the SP's answer: the first Set-Cookie that sets a
@@ -191,29 +186,65 @@ static int sp_cookie(request_rec *r, const char **name, const char **value)
 static int guard_record(request_rec *r)
 {
     guard_won_t *w = ap_get_module_config(r->request_config, &replay_sp_module);
-    const char *name, *value, *target, *err = NULL, *rec;
-    rsp_claim_rec_t c;
-    apr_int64_t ttl_ms;
+    const char *name, *value, *target, *err = NULL;
 
     if (!w || !sp_cookie(r, &name, &value)
-        || !(target = apr_table_get(r->headers_out, "Location"))
-        || rsp_claim_decode(&c, r->pool, w->value) != APR_SUCCESS) {
+        || !(target = apr_table_get(r->headers_out, "Location"))) {
         return DECLINED;
     }
-    ttl_ms = (w->expiry - apr_time_now()) / 1000;
-    if (ttl_ms < 1000) {
-        return DECLINED;
-    }
-    c.cookie_name = name;
-    c.cookie_hash = rsp_sha256_b64url(r->pool, value, strlen(value));
-    c.target = target;
-    rec = rsp_claim_encode(r->pool, &c);
-    if (rsp_store_put(w->store, r->pool, w->key, rec, strlen(rec), ttl_ms, &err)
+    if (rsp_signin_guard_record(w->store, r->pool, w->key, w->value, w->expiry,
+                                name, value, target, apr_time_now(), &err)
         != APR_SUCCESS) {
         /* Only the re-post convenience is lost: a re-post gets 403. */
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, "guard: cannot record the "
                       "SP's answer in the claim: %s", err);
     }
+    return DECLINED;
+}
+
+/* The guard's verdict: DECLINED to hand the request on to the SP (won, or
+ * the audited fail-open), or the answer. */
+static int guard_render(request_rec *r, const rsp_assertion_t *a,
+                        const rsp_signin_result_t *res, apr_int64_t skew_s)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    guard_won_t *w;
+
+    rsp_signin_counted(r, res, a, skew_s);
+    switch (res->outcome) {
+    case RSP_SIGNIN_UNAVAILABLE:
+        return rsp_claim_unavailable(r, a, res);
+    case RSP_SIGNIN_REPLAY:
+        return rsp_refuse_replay(r, a, &res->claim);
+    case RSP_SIGNIN_REPOST:
+        /* The browser that won it posts it again (back button, double
+         * submit): the SP's first answer again, the SP not called. */
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01042)
+                      "guard: re-post by the browser that claimed it: "
+                      "issuer=%s assertion=%s client=%s replica=%s; sent "
+                      "where the SP sent it", a->issuer,
+                      res->claim.assertion_hash, r->useragent_ip,
+                      rsp_replica(r));
+        apr_table_setn(r->headers_out, "Location", res->target);
+        return HTTP_SEE_OTHER;
+    default:
+        break;
+    }
+    if (res->failed_open) {
+        return DECLINED; /* said so already (RSP01025) */
+    }
+    w = apr_pcalloc(r->pool, sizeof(*w));
+    w->store = sc->store;
+    w->key = res->claim.key;
+    w->value = res->claim.value;
+    w->expiry = res->claim.expiry;
+    ap_set_module_config(r->request_config, &replay_sp_module, w);
+    ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
+                  "guard: claim won, response handed to the SP: issuer=%s "
+                  "assertion=%s client=%s replica=%s claim-ttl=%"
+                  APR_INT64_T_FMT "ms", a->issuer, res->claim.assertion_hash,
+                  r->useragent_ip, rsp_replica(r), a->ttl_ms);
     return DECLINED;
 }
 
@@ -224,7 +255,8 @@ static int guard_check(request_rec *r)
                                              &replay_sp_module);
     const char *ctype, *clen, *saml, *raw, *why = NULL;
     rsp_check_params_t cp;
-    rsp_claim_result_t claim;
+    rsp_signin_guard_in_t in;
+    rsp_signin_result_t res;
     rsp_assertion_t *a;
     apr_bucket_brigade *body = NULL;
     apr_size_t len = 0;
@@ -301,39 +333,18 @@ static int guard_check(request_rec *r)
         return rc;
     }
 
-    rsp_signin_claim(&claim, r->pool, sc->store, rsp_cfg_prefix(sc), a,
-                     rsp_replica(r), NULL, cp.now, 0);
-    if ((rc = rsp_claim_answer(r, a, &claim, cp.skew_s)) != OK) {
+    memset(&in, 0, sizeof(in));
+    in.st = sc->store;
+    in.prefix = rsp_cfg_prefix(sc);
+    in.a = a;
+    in.replica = rsp_replica(r);
+    in.now = cp.now;
+    in.cookie = request_cookie;
+    in.baton = r;
+    in.fail_open = sc->on_failure_open == 1;
+    rsp_signin_guard(&res, r->pool, &in);
+    if ((rc = guard_render(r, a, &res, cp.skew_s)) != DECLINED) {
         return rc;
-    }
-    if (claim.verdict == RSP_CLAIM_TAKEN) {
-        const char *target = repost_target(r, &claim);
-        if (target) {
-            /* The browser that won it posts it again (back button, double
-             * submit): the SP's first answer again, the SP not called. */
-            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01042)
-                          "guard: re-post by the browser that claimed it: "
-                          "issuer=%s assertion=%s client=%s replica=%s; sent "
-                          "where the SP sent it", a->issuer,
-                          claim.assertion_hash, r->useragent_ip, rsp_replica(r));
-            apr_table_setn(r->headers_out, "Location", target);
-            return HTTP_SEE_OTHER;
-        }
-        return rsp_refuse_replay(r, a, &claim);
-    }
-    if (claim.verdict == RSP_CLAIM_WON) {
-        guard_won_t *w = apr_pcalloc(r->pool, sizeof(*w));
-        w->store = sc->store;
-        w->key = claim.key;
-        w->value = claim.value;
-        w->expiry = claim.expiry;
-        ap_set_module_config(r->request_config, &replay_sp_module, w);
-        /* Won only: an audited fail-open has said so already (RSP01025). */
-        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
-                      "guard: claim won, response handed to the SP: issuer=%s "
-                      "assertion=%s client=%s replica=%s claim-ttl=%"
-                      APR_INT64_T_FMT "ms", a->issuer, claim.assertion_hash,
-                      r->useragent_ip, rsp_replica(r), a->ttl_ms);
     }
     ctx = apr_pcalloc(r->pool, sizeof(*ctx));
     ctx->body = body;

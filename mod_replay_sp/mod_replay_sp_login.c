@@ -15,7 +15,7 @@ APLOG_USE_MODULE(replay_sp);
 int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                     const char *return_to)
 {
-    rsp_store_t *st = rsp_store_of(r);
+    rsp_store_t *st = rsp_srv_store(r);
     rsp_lasso_server_t *server;
     const char *token, *url, *id, *err;
     apr_status_t rv;

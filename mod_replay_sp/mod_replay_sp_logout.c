@@ -35,24 +35,13 @@ static apr_status_t end_own_session(request_rec *r, rsp_dir_cfg_t *dc,
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *sid = rsp_session_cookie(r, dc), *skey, *val;
-    apr_size_t len;
-    apr_status_t rv;
-    int deleted = 0;
+    const char *sid = rsp_session_cookie(r, dc);
+    int malformed = 0;
 
     *sess = NULL;
-    if (!sid) {
-        return APR_SUCCESS;
-    }
-    skey = rsp_session_key(r->pool, rsp_cfg_prefix(sc), sid);
-    if ((rv = rsp_store_get(st, r->pool, skey, &val, &len, err))
-        != APR_SUCCESS || !val) {
-        return rv;
-    }
-    if (rsp_session_decode(sess, r->pool, val, len) != APR_SUCCESS) {
-        *sess = NULL;
-    }
-    return rsp_store_del_if_equal(st, r->pool, skey, val, &deleted, err);
+    return sid ? rsp_session_read(st, r->pool, rsp_cfg_prefix(sc), sid, 1, sess,
+                                  &malformed, err)
+               : APR_SUCCESS;
 }
 
 static void expire_cookie(request_rec *r, rsp_dir_cfg_t *dc)
@@ -223,8 +212,7 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
     apr_time_t now = apr_time_now();
     apr_interval_time_t skew = apr_time_from_sec(rsp_cfg_skew(dc));
     apr_interval_time_t life = apr_time_from_sec(rsp_cfg_request_lifetime(dc));
-    const char *key, *err, *mark;
-    rsp_claim_rec_t taken;
+    const char *err = NULL;
     int won = 0;
 
     if (req->issue_instant > now + skew) {
@@ -243,17 +231,12 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
                 ? rsp_format_time(r->pool, req->not_on_or_after) : "",
             rsp_cfg_request_lifetime(dc), rsp_cfg_skew(dc)));
     }
-    key = rsp_idp_request_key(r->pool, rsp_cfg_prefix(sc), req->issuer, req->id);
-    memset(&taken, 0, sizeof(taken));
-    taken.replica = rsp_replica(r);
-    taken.claimed = now;
-    taken.session_hash = NULL;
-    mark = rsp_claim_encode(r->pool, &taken);
     /* Kept until the request could no longer pass the freshness test. */
-    if (rsp_store_claim(sc->store, r->pool, key, mark,
-                        apr_time_as_msec(req->issue_instant + life + 2 * skew
-                                         - now) + 1, &won, &err)
-        != APR_SUCCESS) {
+    if (rsp_idp_request_take(sc->store, r->pool, rsp_cfg_prefix(sc),
+                             req->issuer, req->id, rsp_replica(r), now,
+                             apr_time_as_msec(req->issue_instant + life
+                                              + 2 * skew - now) + 1,
+                             &won, &err) != APR_SUCCESS) {
         return logout_store_failed(r, "cannot record the LogoutRequest", err);
     }
     if (!won) {

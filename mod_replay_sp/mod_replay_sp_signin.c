@@ -67,36 +67,22 @@ int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
     return OK;
 }
 
-int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
-                     const rsp_claim_result_t *c, apr_int64_t skew_s)
+void rsp_signin_counted(request_rec *r, const rsp_signin_result_t *res,
+                        const rsp_assertion_t *a, apr_int64_t skew_s)
 {
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
+    int i;
 
-    if (c->verdict != RSP_CLAIM_NO_VERDICT) {
-        rsp_count_claim(c->latency, c->expiry);
-        if (c->verdict == RSP_CLAIM_WON) {
-            RSP_COUNT(claims_won);
-        }
-        return OK;
+    if (res->verdicts) {
+        rsp_count_claim(res->claim.latency, res->claim.expiry);
     }
-    RSP_COUNT(store_errors);
-    if (sc->on_failure_open != 1 && c->unacked) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01048)
-                      "sign-in refused, claim not acknowledged by the "
-                      "store's replicas (fail closed): issuer=%s "
-                      "assertion=%s client=%s replica=%s: %s",
-                      a->issuer, c->assertion_hash, r->useragent_ip,
-                      rsp_replica(r), c->error);
-        return rsp_unavailable(r);
+    if (res->won) {
+        RSP_COUNT(claims_won);
     }
-    if (sc->on_failure_open != 1) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
-                      "sign-in refused, store unavailable (fail closed): "
-                      "issuer=%s assertion=%s client=%s replica=%s: %s",
-                      a->issuer, c->assertion_hash, r->useragent_ip,
-                      rsp_replica(r), c->error);
-        return rsp_unavailable(r);
+    for (i = 0; i < res->store_errors; i++) {
+        RSP_COUNT(store_errors);
+    }
+    if (!res->failed_open) {
+        return;
     }
     /* ReplaySPOnStoreFailure open: the operator chose availability. */
     RSP_COUNT(fail_open);
@@ -106,9 +92,29 @@ int rsp_claim_answer(request_rec *r, const rsp_assertion_t *a,
                   "until %s: issuer=%s assertion=%s client=%s replica=%s: %s",
                   rsp_format_time(r->pool, a->window_end
                                   + apr_time_from_sec(skew_s)),
-                  a->issuer, c->assertion_hash, r->useragent_ip,
-                  rsp_replica(r), c->error);
-    return OK;
+                  a->issuer, res->claim.assertion_hash, r->useragent_ip,
+                  rsp_replica(r), res->error);
+}
+
+int rsp_claim_unavailable(request_rec *r, const rsp_assertion_t *a,
+                          const rsp_signin_result_t *res)
+{
+    if (res->failure == RSP_FAILED_UNACKED) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01048)
+                      "sign-in refused, claim not acknowledged by the "
+                      "store's replicas (fail closed): issuer=%s "
+                      "assertion=%s client=%s replica=%s: %s",
+                      a->issuer, res->claim.assertion_hash, r->useragent_ip,
+                      rsp_replica(r), res->error);
+    }
+    else {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
+                      "sign-in refused, store unavailable (fail closed): "
+                      "issuer=%s assertion=%s client=%s replica=%s: %s",
+                      a->issuer, res->claim.assertion_hash, r->useragent_ip,
+                      rsp_replica(r), res->error);
+    }
+    return rsp_unavailable(r);
 }
 
 int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
@@ -123,7 +129,7 @@ int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
     return HTTP_FORBIDDEN;
 }
 
-rsp_store_t *rsp_store_of(request_rec *r)
+rsp_store_t *rsp_srv_store(request_rec *r)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
@@ -167,7 +173,7 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *binding = NULL, *rec;
+    const char *binding = NULL;
     apr_status_t rv;
 
     if (!sc->store) {
@@ -180,10 +186,9 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
         *err = "random generator failed (binding cookie)";
         return APR_EGENERAL;
     }
-    rec = rsp_pending_encode(r->pool, idp, dc->sp->def.entity_id, token,
-                             return_to, binding);
     rv = rsp_pending_put(sc->store, r->pool, rsp_cfg_prefix(sc), kind,
-                         request_id, rec, rsp_cfg_request_lifetime(dc), err);
+                         request_id, idp, dc->sp->def.entity_id, token,
+                         return_to, binding, rsp_cfg_request_lifetime(dc), err);
     if (rv == APR_SUCCESS && binding) {
         binding_cookies(r, dc, token, binding, (long)rsp_cfg_request_lifetime(dc));
     }
@@ -223,7 +228,7 @@ int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
-    rsp_store_t *st = rsp_store_of(r);
+    rsp_store_t *st = rsp_srv_store(r);
     rsp_pending_answer_t ans;
     const char *val = NULL, *err = NULL, *check, *detail, *doing = "read";
     int won = 0;

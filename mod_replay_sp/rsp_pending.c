@@ -125,9 +125,13 @@ const char *rsp_pending_refusal(apr_pool_t *p, const char *val,
 
 apr_status_t rsp_pending_put(rsp_store_t *st, apr_pool_t *p, const char *prefix,
                              rsp_pending_kind_t kind, const char *request_id,
-                             const char *rec, apr_int64_t lifetime_s,
+                             const char *idp, const char *sp,
+                             const char *token, const char *return_to,
+                             const char *binding, apr_int64_t lifetime_s,
                              const char **err)
 {
+    const char *rec = rsp_pending_encode(p, idp, sp, token, return_to, binding);
+
     return rsp_store_put(st, p, rsp_pending_key(p, prefix, kind, request_id),
                          rec, strlen(rec), lifetime_s * 1000, err);
 }
@@ -166,4 +170,20 @@ apr_status_t rsp_pending_use(rsp_store_t *st, apr_pool_t *p, const char *prefix,
     rv = rsp_store_claim_read(st, p, &uc, err);
     *won = uc.won;
     return rv;
+}
+
+apr_status_t rsp_idp_request_take(rsp_store_t *st, apr_pool_t *p,
+                                  const char *prefix, const char *issuer,
+                                  const char *request_id, const char *replica,
+                                  apr_time_t now, apr_int64_t ttl_ms, int *won,
+                                  const char **err)
+{
+    rsp_claim_rec_t taken;
+
+    memset(&taken, 0, sizeof(taken));
+    taken.replica = replica;
+    taken.claimed = now;
+    return rsp_store_claim(st, p,
+                           rsp_idp_request_key(p, prefix, issuer, request_id),
+                           rsp_claim_encode(p, &taken), ttl_ms, won, err);
 }

@@ -79,10 +79,13 @@ const char *rsp_pending_refusal(apr_pool_t *p, const char *val,
  * lifetime_s (the record of rsp_pending_encode), read one (*val NULL:
  * absent or expired), and use one up: a create-if-absent of its use key
  * (an rsp_claim record by replica at now, on the request's server), *won
- * 0 when it was used already. */
+ * 0 when it was used already. rsp_pending_put's record is
+ * rsp_pending_encode's. */
 apr_status_t rsp_pending_put(rsp_store_t *st, apr_pool_t *p, const char *prefix,
                              rsp_pending_kind_t kind, const char *request_id,
-                             const char *rec, apr_int64_t lifetime_s,
+                             const char *idp, const char *sp,
+                             const char *token, const char *return_to,
+                             const char *binding, apr_int64_t lifetime_s,
                              const char **err);
 apr_status_t rsp_pending_read(rsp_store_t *st, apr_pool_t *p,
                               const char *prefix, rsp_pending_kind_t kind,
@@ -93,5 +96,14 @@ apr_status_t rsp_pending_use(rsp_store_t *st, apr_pool_t *p, const char *prefix,
                              const char *replica, apr_time_t now,
                              apr_int64_t lifetime_s, int *won,
                              const char **err);
+
+/* Take an IdP's request (issuer, request_id) once, fleet-wide: a
+ * create-if-absent of its key (rsp_idp_request_key, an rsp_claim record
+ * by replica at now) kept ttl_ms; *won 0 when it was taken already. */
+apr_status_t rsp_idp_request_take(rsp_store_t *st, apr_pool_t *p,
+                                  const char *prefix, const char *issuer,
+                                  const char *request_id, const char *replica,
+                                  apr_time_t now, apr_int64_t ttl_ms, int *won,
+                                  const char **err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <apr_lib.h>
 
 #include "rsp_session.h"
+#include "rsp_util.h"
 
 static const char *esc(apr_pool_t *p, const char *s)
 {
@@ -186,4 +187,28 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
     }
     *out = s;
     return APR_SUCCESS;
+}
+
+apr_status_t rsp_session_read(rsp_store_t *st, apr_pool_t *p,
+                              const char *prefix, const char *sid, int end,
+                              rsp_session_t **sess, int *malformed,
+                              const char **err)
+{
+    const char *skey = rsp_session_key(p, prefix, sid), *val = NULL;
+    apr_size_t len = 0;
+    apr_status_t rv;
+    int deleted = 0;
+
+    *sess = NULL;
+    *malformed = 0;
+    if ((rv = rsp_store_get(st, p, skey, &val, &len, err)) != APR_SUCCESS
+        || !val) {
+        return rv;
+    }
+    if (rsp_session_decode(sess, p, val, len) != APR_SUCCESS) {
+        *sess = NULL;
+        *malformed = 1;
+    }
+    return end ? rsp_store_del_if_equal(st, p, skey, val, &deleted, err)
+               : APR_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <apr_time.h>
 
 #include "rsp_saml.h"
+#include "rsp_store.h"
 
 /* A session ID: this many bytes of randomness, in base64url. */
 #define RSP_SESSION_ID_BYTES 32
@@ -31,5 +32,14 @@ const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s);
  * mandatory fields (sp, issuer, name_id, created, expires). */
 apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
                                 const char *data, apr_size_t len);
+
+/* The session whose ID is sid, from st under prefix. APR_SUCCESS with
+ * *sess NULL when there is none (*malformed 1: a record that does not
+ * decode, treated as none); another status when the store failed. With
+ * end, the record read is also deleted (compare-and-delete). */
+apr_status_t rsp_session_read(rsp_store_t *st, apr_pool_t *p,
+                              const char *prefix, const char *sid, int end,
+                              rsp_session_t **sess, int *malformed,
+                              const char **err);
 
 #endif
