@@ -564,6 +564,15 @@ apr_uint64_t rsp_mem_store_version(rsp_store_t *st, int server,
     return it ? it->version : 0;
 }
 
+void rsp_mem_store_poke(rsp_store_t *st, int server, const char *key,
+                        const char *value, apr_int64_t ttl_ms)
+{
+    mem_t *m = st->impl;
+
+    store(m, server_for(m, server, key), key, value, strlen(value),
+          expiry(m, ttl_ms));
+}
+
 int rsp_mem_store_size(rsp_store_t *st, int server)
 {
     mem_t *m = st->impl;

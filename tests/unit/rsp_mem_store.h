@@ -76,6 +76,11 @@ void rsp_mem_store_reset_calls(rsp_store_t *st);
 const char *rsp_mem_store_peek(rsp_store_t *st, int server, const char *key);
 apr_uint64_t rsp_mem_store_version(rsp_store_t *st, int server,
                                    const char *key);
+/* For setting up a case, without counting as a call nor meeting a fault:
+ * write value under key on server (-1: on key's own server), kept ttl_ms
+ * (0: no expiry), with a new version as any write gets. */
+void rsp_mem_store_poke(rsp_store_t *st, int server, const char *key,
+                        const char *value, apr_int64_t ttl_ms);
 /* How many live keys server holds (-1: all servers). */
 int rsp_mem_store_size(rsp_store_t *st, int server);
 
