@@ -1550,11 +1550,9 @@ END_TEST
  * claim open: it made a session but never completes the claim. Once the
  * record is older than the takeover age, a replay of the assertion takes
  * it over as if that sign-in had never completed, and gets a second
- * session for the same assertion. Expected: the replay is refused (the
- * fail-open sign-in should complete, or at least close, a claim of its
- * own that the store did write). Disabled: it fails against the current
- * rsp_signin_acs.c (the replay is ACCEPTED with claim.taken_over 1). */
-#if 0
+ * session for the same assertion. So the fail-open sign-in completes the
+ * claim it may have written (by its value, with its session's writes):
+ * the replay is refused. */
 START_TEST(test_fail_open_written_claim_replayed)
 {
     const rsp_assertion_t *a = assertion("_open-written", NULL);
@@ -1575,7 +1573,6 @@ START_TEST(test_fail_open_written_claim_replayed)
     ck_assert_int_eq(replay.outcome, RSP_SIGNIN_REPLAY);
 }
 END_TEST
-#endif
 
 /* ---- several servers ---- */
 
@@ -1687,9 +1684,7 @@ static Suite *signin_acs_suite(void)
     tcase_add_test(tc, test_session_fails_after_takeover);
     tcase_add_test(tc, test_fail_open);
     tcase_add_test(tc, test_fail_open_session_fails);
-#if 0
     tcase_add_test(tc, test_fail_open_written_claim_replayed);
-#endif
     tcase_add_test(tc, test_servers);
     tcase_add_test(tc, test_servers_session_fails);
     suite_add_tcase(s, tc);
