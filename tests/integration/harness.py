@@ -1887,9 +1887,12 @@ class Fleet:
             self.location_extra if location_extra is None else location_extra,
             unsolicited=True if unsolicited is None else unsolicited)
 
-    def _configure_replicas(self, **kw):
-        for h in self.replicas:
-            h.modules = [("replay_sp_module", self.module)] if self.module else []
+    def _configure_replicas(self, modules=None, **kw):
+        """modules: the DSO of each replica (a rolling upgrade: some run
+        another build); None: the fleet's module on every one."""
+        for i, h in enumerate(self.replicas):
+            m = modules[i] if modules else self.module
+            h.modules = [("replay_sp_module", m)] if m else []
             h.body = ('Header always set X-RSP-Replica "%s"\n' % h.name) + self.replica_body(**kw)
 
     def _balancer_body(self):
@@ -1943,8 +1946,9 @@ class Fleet:
             raise errors[0]
 
     def restart_replicas(self, **kw):
-        """Stop the replicas, rewrite their config (kw as replica_body()),
-        start them again. The balancer keeps running."""
+        """Stop the replicas, rewrite their config (kw as replica_body(),
+        and modules: a DSO per replica), start them again. The balancer
+        keeps running."""
         for h in self.replicas:
             h.stop()
         self._configure_replicas(**kw)
