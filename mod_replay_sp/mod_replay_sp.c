@@ -14,7 +14,16 @@
 #include <mod_status.h>
 #include <util_cookies.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_acs.h"
+#include "mod_replay_sp_authn.h"
+#include "mod_replay_sp_config.h"
+#include "mod_replay_sp_guard.h"
+#include "mod_replay_sp_login.h"
+#include "mod_replay_sp_logout.h"
+#include "mod_replay_sp_metadata.h"
+#include "mod_replay_sp_monitor.h"
+#include "mod_replay_sp_request.h"
+#include "mod_replay_sp_status.h"
 #include "rsp_log.h"
 #include "rsp_redirect.h"
 #include "rsp_session.h"
@@ -24,7 +33,6 @@
 /* Per process by design: the main server of the current generation, for
  * the library's log seam, and this host's name. */
 static server_rec *log_server;
-static const char *host_name;
 
 static void log_sink(void *baton, int level, const char *msg)
 {
@@ -260,7 +268,7 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     }
     log_server = s;
     if (apr_gethostname(name, sizeof(name), pconf) == APR_SUCCESS) {
-        host_name = apr_pstrdup(pconf, name);
+        rsp_replica_host(apr_pstrdup(pconf, name));
     }
     /* One store object per distinct URL and timeout: virtual hosts that
      * inherit the main server's store share its connections. */
@@ -296,53 +304,6 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         }
     }
     return rsp_monitor_post_config(pconf, ptemp, s);
-}
-
-/* One worker's Lasso server. All are built in child_init, one per
- * thread, before any request: building one parses keys and metadata
- * (milliseconds), which no request should wait for. */
-static apr_status_t server_ctor(void **res, void *params, apr_pool_t *p)
-{
-    rsp_sp_conf_t *sp = params;
-    rsp_lasso_server_t *server;
-    const char *err;
-
-    if (rsp_saml_server_new(&server, &sp->def, &err) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, NULL, RSP_LOGNO(01012)
-                     "SP %s: cannot build a Lasso server: %s",
-                     sp->def.entity_id, err);
-        return APR_EGENERAL;
-    }
-    RSP_COUNT(lasso_servers_built);
-    *res = server;
-    return APR_SUCCESS;
-}
-
-static apr_status_t server_dtor(void *res, void *params, apr_pool_t *p)
-{
-    rsp_saml_server_free(res);
-    return APR_SUCCESS;
-}
-
-apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
-                                   void **slot, rsp_lasso_server_t **server)
-{
-    apr_status_t rv = sp->servers ? apr_reslist_acquire(sp->servers, slot)
-                                  : APR_EGENERAL;
-
-    if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RSP_LOGNO(01017)
-                      "no Lasso server available for SP %s",
-                      sp->def.entity_id);
-        return rv;
-    }
-    *server = *slot;
-    return APR_SUCCESS;
-}
-
-void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot)
-{
-    apr_reslist_release(sp->servers, slot);
 }
 
 /* Per child, after fork: store connections (made on first use) and
@@ -394,126 +355,13 @@ static void rsp_child_init(apr_pool_t *pchild, server_rec *s)
         }
         for (i = 0; i < sc->sps->nelts; i++) {
             rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
-            /* min = max = threads: all built now, none later */
-            rv = apr_reslist_create(&sp->servers, threads, threads, threads, 0,
-                                    server_ctor, server_dtor, sp, pchild);
+            rv = rsp_sp_servers_create(sp, threads, pchild);
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, rv, vs, RSP_LOGNO(01014)
                              "cannot set up the Lasso server pool");
             }
         }
     }
-}
-
-rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc)
-{
-    const char *ep = rsp_cfg_endpoint(dc);
-    apr_size_t len = strlen(ep);
-
-    if (!dc->sp || !r->uri || strncmp(r->uri, ep, len) != 0
-        || r->uri[len] != '/') {
-        return RSP_EP_NONE;
-    }
-    if (!strcmp(r->uri + len + 1, "acs")) {
-        return RSP_EP_ACS;
-    }
-    if (!strcmp(r->uri + len + 1, "metadata")) {
-        return RSP_EP_METADATA;
-    }
-    if (!strcmp(r->uri + len + 1, "login")) {
-        return RSP_EP_LOGIN;
-    }
-    if (!strcmp(r->uri + len + 1, "logout")) {
-        return RSP_EP_LOGOUT;
-    }
-    if (!strcmp(r->uri + len + 1, "slo")) {
-        return RSP_EP_SLO;
-    }
-    return RSP_EP_NONE;
-}
-
-const char *rsp_endpoint_url(request_rec *r, const rsp_dir_cfg_t *dc,
-                             const char *leaf)
-{
-    return ap_construct_url(r->pool,
-                            apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/",
-                                        leaf, NULL), r);
-}
-
-const char *rsp_replica(request_rec *r)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-
-    if (sc->replica_name) {
-        return sc->replica_name;
-    }
-    return apr_psprintf(r->pool, "%s:%u", host_name ? host_name : "localhost",
-                        (unsigned)r->connection->local_addr->port);
-}
-
-const char *rsp_attribute(const apr_array_header_t *attrs, const char *name)
-{
-    int i;
-
-    for (i = 0; attrs && i < attrs->nelts; i++) {
-        const rsp_attribute_t *a = &APR_ARRAY_IDX(attrs, i, rsp_attribute_t);
-        if (!strcmp(a->name, name)) {
-            return a->value;
-        }
-    }
-    return NULL;
-}
-
-/* A session ID is RSP_SESSION_ID_BYTES of randomness in base64url. */
-static int well_formed_sid(const char *v)
-{
-    apr_size_t n = 0;
-
-    for (; v && *v; v++, n++) {
-        if (!apr_isalnum(*v) && *v != '-' && *v != '_') {
-            return 0;
-        }
-    }
-    return n == (RSP_SESSION_ID_BYTES * 4 + 2) / 3;
-}
-
-const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc)
-{
-    const char *sid = NULL;
-
-    if (ap_cookie_read(r, rsp_cfg_cookie(dc), &sid, 0) != APR_SUCCESS
-        || !sid || !well_formed_sid(sid)) {
-        return NULL;
-    }
-    return sid;
-}
-
-const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
-                                 const char *target)
-{
-    return rsp_redirect_check(target, ap_get_server_name_for_url(r),
-                              dc->redirect_domains);
-}
-
-const char *rsp_query_arg(request_rec *r, const char *name, int *bad)
-{
-    const char *why = NULL, *v;
-
-    if (!r->args) {
-        return NULL;
-    }
-    v = rsp_form_value(r->pool, r->args, name, &why);
-    if (why) {
-        *bad = 1;
-    }
-    return v;
-}
-
-int rsp_unavailable(request_rec *r)
-{
-    apr_table_setn(r->err_headers_out, "Retry-After", RSP_RETRY_AFTER);
-    return HTTP_SERVICE_UNAVAILABLE;
 }
 
 /* The SP's endpoints answer without a session, inside protected space. */

@@ -7,7 +7,10 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_acs.h"
+#include "mod_replay_sp_request.h"
+#include "mod_replay_sp_signin.h"
+#include "rsp_form.h"
 #include "rsp_signin_acs.h"
 #include "rsp_util.h"
 

@@ -7,7 +7,10 @@
 #include <http_request.h>
 #include <mod_auth.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_authn.h"
+#include "mod_replay_sp_counters.h"
+#include "mod_replay_sp_login.h"
+#include "mod_replay_sp_request.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
 

@@ -4,7 +4,7 @@
 #include <apr_strings.h>
 #include <http_core.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_config.h"
 #include "rsp_path.h"
 #include "rsp_redirect.h"
 

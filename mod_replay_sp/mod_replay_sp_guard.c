@@ -17,7 +17,10 @@
 #include <util_cookies.h>
 #include <util_filter.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_guard.h"
+#include "mod_replay_sp_request.h"
+#include "mod_replay_sp_signin.h"
+#include "rsp_form.h"
 #include "rsp_path.h"
 #include "rsp_util.h"
 

@@ -6,7 +6,10 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_login.h"
+#include "mod_replay_sp_counters.h"
+#include "mod_replay_sp_request.h"
+#include "mod_replay_sp_signin.h"
 #include "rsp_claim.h"
 #include "rsp_util.h"
 

@@ -18,7 +18,11 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_logout.h"
+#include "mod_replay_sp_counters.h"
+#include "mod_replay_sp_login.h"
+#include "mod_replay_sp_request.h"
+#include "mod_replay_sp_signin.h"
 #include "rsp_claim.h"
 #include "rsp_logout_index.h"
 #include "rsp_session.h"

@@ -3,7 +3,8 @@
 #include <http_protocol.h>
 #include <http_request.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_metadata.h"
+#include "mod_replay_sp_request.h"
 
 APLOG_USE_MODULE(replay_sp);
 

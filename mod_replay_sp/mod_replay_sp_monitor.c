@@ -1,7 +1,7 @@
-/* Counters in shared memory, and the store monitor: one poller per host (a
- * mod_watchdog child singleton) that reads each store's own statistics,
- * raises alarms in the error log, and publishes what it saw to every child
- * through the shared memory. It never runs on a request's path. */
+/* The store monitor: one poller per host (a mod_watchdog child
+ * singleton) that reads each store's own statistics, raises alarms in the
+ * error log, and publishes what it saw to every child through the
+ * counters' shared memory (mod_replay_sp_counters.c). It never runs on a request's path. */
 #include <apr_atomic.h>
 #include <apr_optional.h>
 #include <apr_shm.h>
@@ -9,7 +9,9 @@
 #include <http_core.h>
 #include <mod_watchdog.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_config.h"
+#include "mod_replay_sp_counters.h"
+#include "mod_replay_sp_monitor.h"
 #include "rsp_log.h"
 #include "rsp_monitor.h"
 
@@ -17,41 +19,6 @@ APLOG_USE_MODULE(replay_sp);
 
 #define WATCHDOG_NAME "replay_sp_monitor"
 #define UNREACHABLE_REPEAT apr_time_from_sec(300)
-
-const apr_interval_time_t rsp_latency_bounds[RSP_LATENCY_BUCKETS - 1] = {
-    1000, 5000, 25000, 100000, 500000
-};
-
-/* Per process by design: the segment made in post_config, inherited by
- * every child. */
-static rsp_shared_t *shared;
-
-rsp_shared_t *rsp_shared(void)
-{
-    return shared;
-}
-
-void rsp_count_claim(apr_interval_time_t latency, apr_time_t expiry)
-{
-    int i;
-    apr_int64_t seen;
-
-    if (!shared) {
-        return;
-    }
-    for (i = 0; i < RSP_LATENCY_BUCKETS - 1 && latency > rsp_latency_bounds[i];
-         i++)
-        ;
-    apr_atomic_inc32(&shared->latency[i]);
-    apr_atomic_add32(&shared->latency_sum_us_lo, (apr_uint32_t)latency);
-    /* the latest expiry of any claim: "replays possible until" */
-    while ((seen = shared->claim_expiry_max) < expiry) {
-        if (__sync_bool_compare_and_swap(&shared->claim_expiry_max, seen,
-                                         (apr_int64_t)expiry)) {
-            break;
-        }
-    }
-}
 
 /* ---- the poller ---- */
 
@@ -87,6 +54,7 @@ static void poll_store(monitor_t *m, watched_t *w, apr_pool_t *p)
     apr_array_header_t *servers = NULL, *alarms;
     apr_time_t now = apr_time_now();
     apr_int64_t used = 0, limit = 0, evicted = 0;
+    rsp_shared_t *shared = rsp_shared();
     int i, up = 1, have_limit = 1;
 
     rsp_health_poll(&servers, p, &w->store);
@@ -189,11 +157,12 @@ int rsp_monitor_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     apr_hash_t *seen = apr_hash_make(ptemp);
     ap_watchdog_t *wd;
     monitor_t *m;
+    rsp_shared_t *shared;
     apr_shm_t *shm;
     server_rec *vs;
     apr_status_t rv;
 
-    shared = NULL;
+    rsp_shared_attach(NULL);
     rv = apr_shm_create(&shm, sizeof(rsp_shared_t), NULL, pconf);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, RSP_LOGNO(01022)
@@ -203,6 +172,7 @@ int rsp_monitor_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     shared = apr_shm_baseaddr_get(shm);
     memset(shared, 0, sizeof(*shared));
     shared->store_up = -1;
+    rsp_shared_attach(shared);
 
     m = apr_pcalloc(pconf, sizeof(*m));
     m->s = s;

@@ -7,7 +7,9 @@
 #include <http_request.h>
 #include <mod_status.h>
 
-#include "mod_replay_sp.h"
+#include "mod_replay_sp_config.h"
+#include "mod_replay_sp_counters.h"
+#include "mod_replay_sp_status.h"
 
 APLOG_USE_MODULE(replay_sp);
 

@@ -198,19 +198,25 @@ static void session_stored(rsp_signin_result_t *res, apr_pool_t *p,
     /* Last, the claim marked complete: a compare-and-set against our own
      * record, so that a sign-in whose claim a retry took over meanwhile
      * cannot complete (at most one session per assertion). After a
-     * takeover ours is another version: completed on its own below. A
-     * sign-in that failed open completes the claim too, by its value,
-     * should the store have written it after all (a timeout, a write the
-     * replicas did not acknowledge): left open, a replay could take it
-     * over once it is old enough. */
+     * takeover ours is another version: completed on its own below. */
     writes[3].kind = RSP_WRITE_REPLACE;
     writes[3].key = c->key;
     writes[3].expect = c->value;
-    writes[3].token = res->failed_open ? NULL : c->token;
+    writes[3].token = c->token;
     writes[3].value = c->done_value;
     rv = rsp_store_write_many(in->st, p, writes,
-                              (res->won && !c->taken_over) || res->failed_open
-                              ? 4 : 3, &err);
+                              res->won && !c->taken_over ? 4 : 3, &err);
+    if (rv == APR_SUCCESS && res->failed_open) {
+        /* Failed open: the claim may have been written after all (a
+         * timeout whose command ran, a write the replicas did not
+         * acknowledge). Left open, a replay could take it over once old
+         * enough: completed by its value, if it is there (best effort,
+         * apart from the session's writes, which the store took). */
+        const char *err2 = NULL;
+        int done = 0;
+        rsp_store_replace(in->st, p, c->key, c->value, NULL, c->done_value,
+                          &done, &err2);
+    }
     if (rv == APR_SUCCESS && res->won && c->taken_over) {
         rv = rsp_store_replace(in->st, p, c->key, c->value, NULL,
                                c->done_value, &writes[3].replaced, &err);

@@ -1486,8 +1486,9 @@ START_TEST(test_fail_open)
     ck_assert_int_eq(res.won, 0);
     ck_assert_int_eq(res.verdicts, 0);
     ck_assert_int_eq(res.claim.verdict, RSP_CLAIM_NO_VERDICT);
-    /* the session and its entries, no completion (nothing to complete) */
-    ck_assert_str_eq(trace, "CW");
+    /* the session and its entries, then the claim completed should it
+     * be there (it is not: nothing replaced) */
+    ck_assert_str_eq(trace, "CWR");
     ck_assert_ptr_null(rsp_mem_store_peek(st, -1, claim_key(u)));
     ck_assert_int_eq(rsp_mem_store_size(st, -1), 3);
 
@@ -1502,7 +1503,7 @@ START_TEST(test_fail_open)
     ck_assert_int_eq(res.store_errors, 1);
     ck_assert_str_eq(res.target, RETURN_TO);
     ck_assert_int_eq(res.expire_binding, 1);
-    ck_assert_str_eq(trace, "GCCW");
+    ck_assert_str_eq(trace, "GCCWR");
     ck_assert_ptr_null(rsp_mem_store_peek(st, -1, claim_key(a)));
     ck_assert_ptr_nonnull(rsp_mem_store_peek(st, -1, use_key(REQ_ID)));
 }
