@@ -115,7 +115,6 @@ static void run(rsp_store_t *st, apr_pool_t *p, int op)
         c.key = "rsp:a:k";
         c.value = "o=1";
         c.ttl_ms = 60000;
-        c.also_key = "rsp:q:k";
         rv = rsp_store_claim_read(st, p, &c, &err);
         FUZZ_ASSERT(rv != APR_SUCCESS || c.won == 0 || c.won == 1);
         FUZZ_ASSERT(rv != APR_SUCCESS || !c.won || !c.holder);
