@@ -10,39 +10,49 @@
 # non-zero if anything fails.
 set -eu
 cd "$(dirname "$0")/.."
+started=$(date +%s)
+# each stage's header says how long the run has taken so far
+stage() { echo "== $* [$(( $(date +%s) - started )) s]"; }
 scripts/install-deps.sh
 scripts/build.sh
-echo "== the module exports its record and lasso_log, nothing else"
+stage "the module exports its record and lasso_log, nothing else"
 exports=$(nm -D --defined-only mod_replay_sp/.libs/mod_replay_sp.so | awk '{print $3}' | sort | tr '\n' ' ')
 [ "$exports" = "lasso_log replay_sp_module " ] || { echo "exported: $exports"; exit 1; }
 # and needs none of its own from elsewhere (httpd would refuse to load it)
 if nm -u mod_replay_sp/.libs/mod_replay_sp.so | grep -w 'rsp_[a-z0-9_]*'; then
     echo "the module leaves those of its own symbols undefined"; exit 1
 fi
-echo "== unit tests (Check)"
+stage "unit tests (Check)"
 make -j"$(nproc)" check || { cat tests/unit/*.log 2>/dev/null; exit 1; }
 cat tests/unit/*.log | grep -E "^[0-9]+%: Checks" || true
-echo "== unit tests under valgrind (no leaks, no invalid accesses)"
+stage "the module built with ASan and UBSan, its unit tests run so built: beside the stages below"
+asan_log=$(mktemp)
+scripts/build-asan.sh >"$asan_log" 2>&1 &
+asan_build=$!
+stage "unit tests under valgrind (no leaks, no invalid accesses)"
 for t in tests/unit/test_rsp_*; do
     case "$t" in *.c|*.o|*.log|*.trs) continue ;; esac
     CK_FORK=no valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
         --error-exitcode=9 "$t" >/dev/null || { echo "valgrind: $t failed"; exit 1; }
 done
-echo "== fuzzing: every libFuzzer target on its corpus, then ~45 s of fuzzing"
+stage "fuzzing: every libFuzzer target on its corpus, then ~45 s of fuzzing"
 sh scripts/fuzz.sh
-echo "== Debian package: build, contents, install with a2enmod, one sign-in, purge"
+stage "Debian package: build, contents, install with a2enmod, one sign-in, purge"
 bash scripts/test-package.sh
-echo "== Prometheus alerting rules (promtool)"
+stage "Prometheus alerting rules (promtool)"
 sh scripts/test-prometheus.sh
-echo "== test IdP self-tests"
+stage "test IdP self-tests"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/idp
-echo "== fleet integration tests on the release build: the module under valgrind, the round trips"
+stage "fleet integration tests on the release build: the module under valgrind, the round trips"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration/test_leaks.py \
     tests/integration/test_round_trips.py
-echo "== unit and fleet integration tests with the module built with ASan and UBSan"
-asan_module=$(scripts/build-asan.sh | tail -n 1)
+stage "fleet integration tests with the module built with ASan and UBSan"
+wait "$asan_build" || { cat "$asan_log"; echo "the ASan build or its unit tests failed"; exit 1; }
+asan_module=$(tail -n 1 "$asan_log")
+rm -f "$asan_log"
 # libstdc++ preloaded too: httpd is C, and mod_shib's C++ exceptions need
 # ASan to have found the real __cxa_throw when it started.
 RSP_MODULE="$asan_module" \
 RSP_HTTPD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration
+stage "done"
