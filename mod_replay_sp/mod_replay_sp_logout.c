@@ -23,7 +23,6 @@
 #include "mod_replay_sp_login.h"
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_signin.h"
-#include "rsp_claim.h"
 #include "rsp_logout_index.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
@@ -64,6 +63,53 @@ static int logout_store_failed(request_rec *r, const char *doing,
                   "logout failed, store unavailable (fail closed): %s: "
                   "client=%s replica=%s: %s", doing, r->useragent_ip,
                   rsp_replica(r), err);
+    return rsp_unavailable(r);
+}
+
+/* Consume the pending LogoutRequest request_id that a LogoutResponse from
+ * issuer answers, with relay_state: read once and checked
+ * (rsp_pending_refusal: a logout is not bound to a browser), then used
+ * up, single use fleet-wide. OK with *pending set; 400 (logged) when the
+ * request is unknown, expired, used, or not for this IdP, SP or
+ * RelayState; the fail-closed answer when the store fails. */
+static int consume_request(request_rec *r, rsp_dir_cfg_t *dc,
+                           const char *request_id, const char *issuer,
+                           const char *relay_state, rsp_pending_t **pending)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    rsp_store_t *st = rsp_srv_store(r);
+    rsp_pending_answer_t ans;
+    const char *val = NULL, *err = NULL, *check, *detail, *doing = "read";
+    int won = 0;
+
+    if (!st) {
+        return rsp_unavailable(r);
+    }
+    memset(&ans, 0, sizeof(ans));
+    ans.rid = rsp_short_hash(r->pool, request_id);
+    ans.sp = dc->sp->def.entity_id;
+    ans.issuer = issuer;
+    ans.relay = relay_state;
+    ans.lifetime_s = rsp_cfg_request_lifetime(dc);
+    if (rsp_pending_read(st, r->pool, rsp_cfg_prefix(sc), RSP_PENDING_LOGOUT,
+                         request_id, &val, &err) == APR_SUCCESS) {
+        if ((check = rsp_pending_refusal(r->pool, val, &ans, pending, &detail))) {
+            return rsp_refuse_response(r, check, detail);
+        }
+        doing = "consume";
+        if (rsp_pending_use(st, r->pool, rsp_cfg_prefix(sc), RSP_PENDING_LOGOUT,
+                            request_id, rsp_replica(r), apr_time_now(),
+                            ans.lifetime_s, &won, &err) == APR_SUCCESS) {
+            return won ? OK : rsp_refuse_response(r, "request-used", apr_psprintf(
+                r->pool, "request %s was already answered", ans.rid));
+        }
+    }
+    RSP_COUNT(store_errors);
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
+                  "logout refused, store unavailable (fail closed): "
+                  "cannot %s request %s: client=%s replica=%s: %s",
+                  doing, ans.rid, r->useragent_ip, rsp_replica(r), err);
     return rsp_unavailable(r);
 }
 
@@ -189,8 +235,8 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
         return rsp_refuse_response(r, check, detail);
     }
     rsp_log_weak_signature(r, lr.issuer, lr.weak_signature);
-    if ((rc = rsp_request_consume(r, dc, RSP_PENDING_LOGOUT, lr.in_response_to,
-                                  lr.issuer, relay, &pd)) != OK) {
+    if ((rc = consume_request(r, dc, lr.in_response_to, lr.issuer, relay,
+                              &pd)) != OK) {
         return rc;
     }
     if (strcmp(lr.status, SAML_STATUS_SUCCESS) != 0) {

@@ -1,10 +1,8 @@
-/* The sign-in core of the glue: what the ACS, the guard, login and logout
- * share, each a thin HTTP adapter around it. Validation, the claim's
- * verdict as an answer, the refusal and replay lines, the pending
- * requests a response or a logout answers, the return URL of login and
- * logout, and the logout index a session is entered in. The rules and
- * records themselves are the library's (rsp_saml*, rsp_signin, rsp_claim,
- * rsp_pending, rsp_logout_index). */
+/* The sign-in glue the endpoints share: validation of a response, the
+ * lines and answers of a sign-in's result (rsp_signin_acs.h) that the ACS
+ * and the guard render alike, refusals, the requests login and logout
+ * keep (with their binding cookies), and the return URL of both. What a
+ * sign-in does with the store is the library's (rsp_signin_acs). */
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_protocol.h>
@@ -14,8 +12,6 @@
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_signin.h"
 #include "rsp_binding.h"
-#include "rsp_claim.h"
-#include "rsp_logout_index.h"
 #include "rsp_signin.h"
 #include "rsp_util.h"
 
@@ -220,55 +216,4 @@ int rsp_return_to(request_rec *r, rsp_dir_cfg_t *dc, const char *endpoint,
         return HTTP_BAD_REQUEST;
     }
     return OK;
-}
-
-int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
-                        rsp_pending_kind_t kind, const char *request_id,
-                        const char *issuer, const char *relay_state,
-                        rsp_pending_t **pending)
-{
-    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
-                                             &replay_sp_module);
-    const char *what = kind == RSP_PENDING_LOGOUT ? "logout" : "sign-in";
-    rsp_store_t *st = rsp_srv_store(r);
-    rsp_pending_answer_t ans;
-    const char *val = NULL, *err = NULL, *check, *detail, *doing = "read";
-    int won = 0;
-
-    if (!st) {
-        return rsp_unavailable(r);
-    }
-    memset(&ans, 0, sizeof(ans));
-    ans.rid = rsp_short_hash(r->pool, request_id);
-    ans.sp = dc->sp->def.entity_id;
-    ans.issuer = issuer;
-    ans.relay = relay_state;
-    ans.cookie_base = kind == RSP_PENDING_LOGIN ? rsp_cfg_cookie(dc) : NULL;
-    ans.cookie_header = apr_table_get(r->headers_in, "Cookie");
-    ans.lifetime_s = rsp_cfg_request_lifetime(dc);
-    if (rsp_pending_read(st, r->pool, rsp_cfg_prefix(sc), kind, request_id,
-                         &val, &err) == APR_SUCCESS) {
-        if ((check = rsp_pending_refusal(r->pool, val, &ans, pending, &detail))) {
-            return rsp_refuse_response(r, check, detail);
-        }
-        doing = "consume";
-        if (rsp_pending_use(st, r->pool, rsp_cfg_prefix(sc), kind, request_id,
-                            rsp_replica(r), apr_time_now(), ans.lifetime_s,
-                            &won, &err) == APR_SUCCESS) {
-            if (!won) {
-                return rsp_refuse_response(r, "request-used", apr_psprintf(
-                    r->pool, "request %s was already answered", ans.rid));
-            }
-            if (kind == RSP_PENDING_LOGIN && (*pending)->bind_hash) {
-                rsp_binding_expire(r, dc, relay_state); /* done with */
-            }
-            return OK;
-        }
-    }
-    RSP_COUNT(store_errors);
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01032)
-                  "%s refused, store unavailable (fail closed): "
-                  "cannot %s request %s: client=%s replica=%s: %s", what,
-                  doing, ans.rid, r->useragent_ip, rsp_replica(r), err);
-    return rsp_unavailable(r);
 }

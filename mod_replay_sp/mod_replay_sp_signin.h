@@ -58,15 +58,4 @@ apr_status_t rsp_request_store(request_rec *r, rsp_dir_cfg_t *dc,
                                const char *idp, const char *token,
                                const char *return_to, const char **err);
 
-/* Consume the pending request request_id for a response from issuer that
- * came with relay_state: read once and checked (rsp_pending_refusal),
- * then used up, single use fleet-wide. OK with *pending set;
- * HTTP_BAD_REQUEST (logged) when the request is unknown, expired, used,
- * or not for this IdP/SP/RelayState/browser; or the fail-closed answer
- * when the store fails. */
-int rsp_request_consume(request_rec *r, rsp_dir_cfg_t *dc,
-                        rsp_pending_kind_t kind, const char *request_id,
-                        const char *issuer, const char *relay_state,
-                        rsp_pending_t **pending);
-
 #endif
