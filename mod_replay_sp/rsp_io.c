@@ -17,6 +17,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <apr_reslist.h>
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
 
@@ -642,4 +643,115 @@ void rsp_conn_close(rsp_conn_t *c)
         close(c->fd);
     }
     free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-server pools                                                     */
+
+struct rsp_pool_t {
+    apr_reslist_t *list;
+    const rsp_pool_kind_t *kind;
+    void *server;
+};
+
+static apr_status_t pooled_make(void **res, void *params, apr_pool_t *p)
+{
+    rsp_pool_t *pool = params;
+    rsp_pooled_t *c = calloc(1, pool->kind->size);
+
+    (void)p;
+    if (!c) {
+        return APR_ENOMEM;
+    }
+    c->server = pool->server;
+    c->pool = pool;
+    *res = c;
+    return APR_SUCCESS;
+}
+
+static apr_status_t pooled_free(void *res, void *params, apr_pool_t *p)
+{
+    rsp_pooled_t *c = res;
+    rsp_pool_t *pool = params;
+
+    (void)p;
+    rsp_pool_drop(c);
+    if (pool->kind->destroy) {
+        pool->kind->destroy(c);
+    }
+    free(c);
+    return APR_SUCCESS;
+}
+
+apr_status_t rsp_pool_create(rsp_pool_t **out, apr_pool_t *p,
+                             const rsp_pool_kind_t *kind, void *server,
+                             int max, apr_interval_time_t wait)
+{
+    rsp_pool_t *pool = apr_pcalloc(p, sizeof(*pool));
+    apr_status_t rv;
+
+    pool->kind = kind;
+    pool->server = server;
+    if (max < 1) {
+        max = 1;
+    }
+    rv = apr_reslist_create(&pool->list, 0, max, max, 0, pooled_make,
+                            pooled_free, pool, p);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* Waiting for a free connection is bounded like everything else. */
+    apr_reslist_timeout_set(pool->list, wait);
+    *out = pool;
+    return APR_SUCCESS;
+}
+
+apr_status_t rsp_pool_acquire(rsp_pool_t *pool, void *ctx, apr_pool_t *p,
+                              const char *name, apr_time_t deadline,
+                              rsp_pooled_t **out, const char **err)
+{
+    rsp_pooled_t *c;
+    void *res;
+    apr_status_t rv;
+
+    rv = apr_reslist_acquire(pool->list, &res);
+    if (rv != APR_SUCCESS) {
+        *err = apr_psprintf(p, "%s: %s", name, APR_STATUS_IS_TIMEUP(rv)
+                            ? "no free connection within the timeout"
+                            : "cannot acquire a connection");
+        return rv;
+    }
+    c = res;
+    if (c->io && ((pool->kind->stale && pool->kind->stale(c))
+                  || rsp_conn_idle_closed(c->io))) {
+        rsp_pool_drop(c);
+    }
+    if (!c->io
+        && (rv = pool->kind->connect(c, ctx, p, deadline, err))
+           != APR_SUCCESS) {
+        rsp_pool_drop(c);
+        apr_reslist_release(pool->list, c);
+        return rv;
+    }
+    *out = c;
+    return APR_SUCCESS;
+}
+
+void rsp_pool_release(rsp_pooled_t *c)
+{
+    if (c) {
+        apr_reslist_release(c->pool->list, c);
+    }
+}
+
+void rsp_pool_drop(rsp_pooled_t *c)
+{
+    if (!c) {
+        return;
+    }
+    rsp_conn_close(c->io);
+    c->io = NULL;
+    if (c->pool->kind->closed) {
+        c->pool->kind->closed(c);
+    }
 }

@@ -85,4 +85,53 @@ int rsp_conn_resumed(const rsp_conn_t *c);
 /* Close and free (NULL is fine). */
 void rsp_conn_close(rsp_conn_t *c);
 
+/* Per-server connection pools (per child, thread-safe): up to max
+ * connections to one server, reused across requests, each connected when
+ * first needed and again after it was dropped. Shared by the store
+ * backends; a backend's connection struct begins with an rsp_pooled_t. */
+typedef struct rsp_pool_t rsp_pool_t;
+
+typedef struct {
+    rsp_conn_t *io;          /* NULL: not connected */
+    void *server;            /* the backend's server (given at create) */
+    rsp_pool_t *pool;
+} rsp_pooled_t;
+
+typedef struct {
+    apr_size_t size;         /* of the backend's struct (zeroed at first) */
+    /* Connect c (c->io) and set it up, by the deadline; ctx is what the
+     * caller of rsp_pool_acquire gave. On failure c->io is NULL and *err
+     * says why. */
+    apr_status_t (*connect)(rsp_pooled_t *c, void *ctx, apr_pool_t *p,
+                            apr_time_t deadline, const char **err);
+    /* Optional: c->io was closed; forget what went with it. */
+    void (*closed)(rsp_pooled_t *c);
+    /* Optional: free what c holds beside its struct (after closed). */
+    void (*destroy)(rsp_pooled_t *c);
+    /* Optional: c is open but out of step (bytes left unread). */
+    int (*stale)(const rsp_pooled_t *c);
+} rsp_pool_kind_t;
+
+/* A pool for server (kept in every connection's ->server); waiting for a
+ * free connection is bounded by wait. Freed with p. */
+apr_status_t rsp_pool_create(rsp_pool_t **out, apr_pool_t *p,
+                             const rsp_pool_kind_t *kind, void *server,
+                             int max, apr_interval_time_t wait);
+
+/* A connection of the pool, connected by the deadline when it is not. One
+ * the server closed while it was idle, or out of step, is made again
+ * first: nothing was sent on it for this caller, so that is safe. On
+ * failure nothing is held and *err says why: "NAME: no free connection
+ * within the timeout", or the connect's reason. */
+apr_status_t rsp_pool_acquire(rsp_pool_t *pool, void *ctx, apr_pool_t *p,
+                              const char *name, apr_time_t deadline,
+                              rsp_pooled_t **out, const char **err);
+
+/* Back to its pool (NULL is fine). */
+void rsp_pool_release(rsp_pooled_t *c);
+
+/* Close c's connection, its state being unknown (it stays acquired; the
+ * next acquire connects again). NULL is fine. */
+void rsp_pool_drop(rsp_pooled_t *c);
+
 #endif
