@@ -1,5 +1,6 @@
 /* memcached backend: a small client of our own over the module's
- * connections (plaintext or TLS, rsp_io.h).
+ * connections (plaintext or TLS, rsp_io.h); its connections and protocol
+ * messages are rsp_memcache_conn.c's, the store operations are here.
  *
  * Why not libmemcached or apr_memcache: a claim must never move to another
  * server (DESIGN.md invariant 7) and must never wait past the timeout
@@ -9,78 +10,25 @@
  * server that is down, slow or full fails, and the caller fails closed.
  * Every command, connect included, runs against one deadline.
  *
- * Protocol: the text protocol (add, set, append, get, stats) and the meta
- * commands of memcached >= 1.6 (mg, md) for expiry and compare-and-delete.
- * Commands that go together are pipelined: one round trip per server. Connections are per
- * child, pooled per server, reused, and rebuilt after any error. */
+ * Commands that go together are pipelined: one round trip per server.
+ * Connections are per child, pooled per server, reused, and rebuilt after
+ * any error. */
 #include <string.h>
 
-#include <apr_reslist.h>
 #include <apr_strings.h>
 #include <openssl/evp.h>
 
-#include "rsp_io.h"
-#include "rsp_log.h"
-#include "rsp_store.h"
+#include "rsp_memcache.h"
 #include "rsp_util.h"
 
 /* memcached reads an expiry above 30 days as an absolute Unix time. */
 #define MC_MAX_RELATIVE_EXPIRY (30 * 86400)
-#define MC_LINE_MAX 1024
-#define MC_MAX_VALUE (1024 * 1024)
-
-typedef struct {
-    rsp_conn_t *io;         /* NULL when not connected */
-    char buf[4096];
-    apr_size_t start, end;  /* unread bytes in buf */
-} conn_t;
-
-typedef struct {
-    const rsp_server_t *server;
-    const char *name;       /* host:port for messages */
-    apr_reslist_t *conns;
-    rsp_tls_cache_t *tls_cache; /* with TLS: the session to resume */
-} server_t;
-
-typedef struct {
-    int n;
-    server_t *servers;
-} mc_impl_t;
-
-/* One command in flight: the connection, its server and the deadline. */
-typedef struct {
-    rsp_store_t *st;
-    server_t *sv;
-    conn_t *c;
-    apr_pool_t *p;
-    apr_time_t deadline;
-    const char **err;
-} op_t;
-
-static apr_status_t conn_make(void **res, void *params, apr_pool_t *p)
-{
-    *res = apr_pcalloc(p, sizeof(conn_t));
-    return APR_SUCCESS;
-}
-
-static void conn_close(conn_t *c)
-{
-    rsp_conn_close(c->io);
-    c->io = NULL;
-    c->start = c->end = 0;
-}
-
-static apr_status_t conn_free(void *res, void *params, apr_pool_t *p)
-{
-    conn_close(res);
-    return APR_SUCCESS;
-}
 
 static apr_status_t mc_child_init(rsp_store_t *st, apr_pool_t *pchild,
                                   int max_conns)
 {
     const apr_array_header_t *list = st->url->servers;
-    mc_impl_t *impl = apr_pcalloc(pchild, sizeof(*impl));
+    rsp_mc_t *impl = apr_pcalloc(pchild, sizeof(*impl));
     apr_status_t rv;
     int i;
 
@@ -88,25 +36,14 @@ static apr_status_t mc_child_init(rsp_store_t *st, apr_pool_t *pchild,
         max_conns = 1;
     }
     impl->n = list->nelts;
-    impl->servers = apr_pcalloc(pchild, sizeof(server_t) * (apr_size_t)impl->n);
+    impl->servers = apr_pcalloc(pchild, sizeof(rsp_mc_server_t) * (apr_size_t)impl->n);
     for (i = 0; i < impl->n; i++) {
-        server_t *sv = &impl->servers[i];
+        rsp_mc_server_t *sv = &impl->servers[i];
         sv->server = &APR_ARRAY_IDX(list, i, rsp_server_t);
         sv->name = sv->server->name;
-        rv = apr_reslist_create(&sv->conns, 0, max_conns, max_conns, 0,
-                                conn_make, conn_free, st, pchild);
-        if (rv != APR_SUCCESS) {
+        if ((rv = rsp_mc_server_init(st, sv, pchild, max_conns))
+            != APR_SUCCESS) {
             return rv;
-        }
-        apr_reslist_timeout_set(sv->conns, st->timeout);
-        if (st->url->tls) {
-            if (!st->tls) {
-                return APR_EINVAL; /* a TLS URL needs its context */
-            }
-            if ((rv = rsp_tls_cache_create(&sv->tls_cache, pchild))
-                != APR_SUCCESS) {
-                return rv;
-            }
         }
     }
     st->impl = impl;
@@ -114,7 +51,7 @@ static apr_status_t mc_child_init(rsp_store_t *st, apr_pool_t *pchild,
 }
 
 /* The server a key lives on: fixed by the key and the configured list. */
-static server_t *server_of(mc_impl_t *impl, const char *key)
+static rsp_mc_server_t *server_of(rsp_mc_t *impl, const char *key)
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
@@ -124,199 +61,6 @@ static server_t *server_of(mc_impl_t *impl, const char *key)
     h = ((apr_uint32_t)md[0] << 24) | ((apr_uint32_t)md[1] << 16)
         | ((apr_uint32_t)md[2] << 8) | md[3];
     return &impl->servers[h % (apr_uint32_t)impl->n];
-}
-
-static apr_status_t fail(op_t *op, const char *what)
-{
-    *op->err = apr_psprintf(op->p, "memcached %s: %s", op->sv->name, what);
-    conn_close(op->c); /* its state is unknown: never reuse it */
-    return APR_EGENERAL;
-}
-
-static apr_status_t fail_io(op_t *op, int rc, const char *during)
-{
-    return fail(op, rc == APR_TIMEUP
-                    ? apr_psprintf(op->p, "no complete reply within %"
-                                   APR_TIME_T_FMT " ms (timeout) %s",
-                                   apr_time_as_msec(op->st->timeout), during)
-                    : apr_psprintf(op->p, "%s %s", strerror(rc), during));
-}
-
-static apr_status_t begin(op_t *op, rsp_store_t *st, server_t *sv,
-                          apr_pool_t *p, const char **err)
-{
-    void *res;
-    apr_status_t rv;
-
-    op->st = st;
-    op->sv = sv;
-    op->p = p;
-    op->err = err;
-    op->deadline = apr_time_now() + st->timeout;
-    rv = apr_reslist_acquire(sv->conns, &res);
-    if (rv != APR_SUCCESS) {
-        *err = apr_psprintf(p, "memcached %s: %s", sv->name,
-                            APR_STATUS_IS_TIMEUP(rv)
-                            ? "no free connection within the timeout"
-                            : "cannot acquire a connection");
-        op->c = NULL;
-        return rv;
-    }
-    op->c = res;
-    if (op->c->io
-        && (op->c->start != op->c->end || rsp_conn_idle_closed(op->c->io))) {
-        /* Closed by the server while idle, or out of step: nothing was
-         * sent on it for this operation, so reconnecting is safe. */
-        conn_close(op->c);
-    }
-    if (!op->c->io) {
-        const char *why;
-        rsp_peer_t peer;
-        memset(&peer, 0, sizeof(peer));
-        peer.host = sv->server->host;
-        peer.port = sv->server->port;
-        peer.tls = st->url->tls ? st->tls : NULL;
-        peer.cache = sv->tls_cache;
-        if (rsp_conn_open(&op->c->io, p, &peer, op->deadline, &why)
-            != APR_SUCCESS) {
-            op->c->io = NULL;
-            *err = apr_psprintf(p, "memcached %s: %s", sv->name, why);
-            apr_reslist_release(sv->conns, op->c);
-            op->c = NULL;
-            return APR_EGENERAL;
-        }
-        if (peer.tls) {
-            rsp_log(RSP_LOG_DEBUG, "store memcached %s: TLS connection (%s)",
-                    sv->name, rsp_conn_resumed(op->c->io) ? "session resumed"
-                                                          : "full handshake");
-        }
-    }
-    return APR_SUCCESS;
-}
-
-static void end(op_t *op)
-{
-    if (op->c) {
-        apr_reslist_release(op->sv->conns, op->c);
-        op->c = NULL;
-    }
-}
-
-static apr_status_t send_all(op_t *op, const char *data, apr_size_t len)
-{
-    const char *why = NULL;
-    apr_status_t rv = rsp_conn_send(op->c->io, data, len, op->deadline, op->p,
-                                    &why);
-
-    if (rv == APR_TIMEUP) {
-        return fail_io(op, APR_TIMEUP, "sending");
-    }
-    if (rv != APR_SUCCESS) {
-        return fail(op, apr_psprintf(op->p, "%s sending", why));
-    }
-    return APR_SUCCESS;
-}
-
-/* Read more bytes into the buffer (compacting it first). */
-static apr_status_t fill(op_t *op)
-{
-    conn_t *c = op->c;
-    const char *why = NULL;
-    apr_size_t n = 0;
-    apr_status_t rv;
-
-    if (c->start > 0) {
-        memmove(c->buf, c->buf + c->start, c->end - c->start);
-        c->end -= c->start;
-        c->start = 0;
-    }
-    if (c->end == sizeof(c->buf)) {
-        return fail(op, "reply line too long");
-    }
-    rv = rsp_conn_recv(c->io, c->buf + c->end, sizeof(c->buf) - c->end, &n,
-                       op->deadline, op->p, &why);
-    if (rv == APR_SUCCESS) {
-        c->end += n;
-        return APR_SUCCESS;
-    }
-    if (rv == APR_EOF) {
-        return fail(op, "connection closed by the server");
-    }
-    if (rv == APR_TIMEUP) {
-        return fail_io(op, APR_TIMEUP, "reading");
-    }
-    return fail(op, apr_psprintf(op->p, "%s reading", why));
-}
-
-/* One reply line, without its CRLF, copied into p. */
-static apr_status_t read_line(op_t *op, const char **line)
-{
-    for (;;) {
-        conn_t *c = op->c;
-        char *nl = memchr(c->buf + c->start, '\n', c->end - c->start);
-        if (nl) {
-            apr_size_t len = (apr_size_t)(nl - (c->buf + c->start));
-            if (len == 0 || nl[-1] != '\r') {
-                return fail(op, "malformed reply line");
-            }
-            *line = apr_pstrmemdup(op->p, c->buf + c->start, len - 1);
-            c->start += len + 1;
-            return APR_SUCCESS;
-        }
-        if (c->end - c->start > MC_LINE_MAX) {
-            return fail(op, "reply line too long");
-        }
-        if (fill(op) != APR_SUCCESS) {
-            return APR_EGENERAL;
-        }
-    }
-}
-
-/* Exactly len bytes of data followed by CRLF. */
-static apr_status_t read_data(op_t *op, apr_size_t len, char **out)
-{
-    char *data = apr_palloc(op->p, len + 1);
-    apr_size_t got = 0;
-
-    while (got < len + 2) {
-        conn_t *c = op->c;
-        apr_size_t avail = c->end - c->start, take;
-        if (avail == 0) {
-            if (fill(op) != APR_SUCCESS) {
-                return APR_EGENERAL;
-            }
-            continue;
-        }
-        take = len + 2 - got < avail ? len + 2 - got : avail;
-        if (got < len) {
-            apr_size_t d = take < len - got ? take : len - got;
-            memcpy(data + got, c->buf + c->start, d);
-        }
-        if (got + take > len) { /* the CRLF, or part of it */
-            apr_size_t i;
-            for (i = (got > len ? got : len); i < got + take; i++) {
-                char want = i == len ? '\r' : '\n';
-                if (c->buf[c->start + (i - got)] != want) {
-                    return fail(op, "data block not followed by CRLF");
-                }
-            }
-        }
-        c->start += take;
-        got += take;
-    }
-    data[len] = '\0';
-    *out = data;
-    return APR_SUCCESS;
-}
-
-/* A reply line that is not the expected one: the server's own words. */
-static apr_status_t unexpected(op_t *op, const char *line)
-{
-    if (!strncmp(line, "SERVER_ERROR", 12)) {
-        /* e.g. "SERVER_ERROR out of memory storing object" */
-        return fail(op, line);
-    }
-    return fail(op, apr_psprintf(op->p, "unexpected reply \"%.80s\"", line));
 }
 
 static apr_status_t check_ready(rsp_store_t *st, const char **err)
@@ -345,163 +89,14 @@ static apr_status_t expiry(apr_int64_t ttl_ms, apr_int64_t *exp, const char **er
     return APR_SUCCESS;
 }
 
-/* ---- pipelines: several commands written at once, replies read in
- * order; one round trip per server. ---- */
-
-typedef struct {
-    char *data;
-    apr_size_t len, cap;
-} wbuf_t;
-
-static void buf_add(apr_pool_t *p, wbuf_t *b, const void *d, apr_size_t n)
-{
-    if (b->len + n > b->cap) {
-        apr_size_t cap = (b->len + n) * 2 + 256;
-        char *nd = apr_palloc(p, cap);
-        if (b->len) {
-            memcpy(nd, b->data, b->len);
-        }
-        b->data = nd;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, d, n);
-    b->len += n;
-}
-
-static void buf_str(apr_pool_t *p, wbuf_t *b, const char *s)
-{
-    buf_add(p, b, s, strlen(s));
-}
-
-/* "add|set|append key 0 exp len" CRLF data CRLF */
-static void buf_store(apr_pool_t *p, wbuf_t *b, const char *verb,
-                      const char *key, apr_int64_t exp, const char *data,
-                      apr_size_t len)
-{
-    buf_str(p, b, apr_psprintf(p, "%s %s 0 %" APR_INT64_T_FMT " %"
-                               APR_SIZE_T_FMT "\r\n", verb, key, exp, len));
-    buf_add(p, b, data, len);
-    buf_add(p, b, "\r\n", 2);
-}
-
-/* The reply to "mg key v c t" (or, ttl NULL, "mg key v c"): VA <len>
- * c<cas> [t<ttl>] + data, or EN (*value NULL). *cas and *ttl: the version
- * and the seconds left (-1: no expiry); each required when asked for. */
-static apr_status_t read_mg(op_t *op, const char **value, apr_size_t *len,
-                            const char **cas, const char **ttl)
-{
-    const char *line, *t = NULL;
-    char *state, *tok, *copy, *data, *e;
-    apr_size_t n = 0;
-    apr_status_t rv;
-    int i = 0;
-
-    *value = *cas = NULL;
-    if (ttl) {
-        *ttl = NULL;
-    }
-    *len = 0;
-    if ((rv = read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "EN")) {
-        return rv;
-    }
-    if (strncmp(line, "VA ", 3) != 0) {
-        return unexpected(op, line);
-    }
-    copy = apr_pstrdup(op->p, line + 3);
-    for (tok = apr_strtok(copy, " ", &state); tok;
-         tok = apr_strtok(NULL, " ", &state), i++) {
-        if (i == 0) {
-            n = (apr_size_t)apr_strtoi64(tok, &e, 10);
-            if (*e || n > MC_MAX_VALUE) {
-                return unexpected(op, line);
-            }
-        }
-        else if (tok[0] == 'c' && tok[1]) {
-            *cas = tok + 1;
-        }
-        else if (tok[0] == 't' && tok[1]) {
-            t = tok + 1;
-        }
-    }
-    if (!*cas || (ttl && !t)) {
-        return unexpected(op, line);
-    }
-    if (ttl) {
-        *ttl = t;
-    }
-    if ((rv = read_data(op, n, &data)) != APR_SUCCESS) {
-        return rv;
-    }
-    *value = data;
-    *len = n;
-    return APR_SUCCESS;
-}
-
-/* What a compare-and-set of the version read_mg saw sends: "C<cas>
- * T<ttl>". T<t> sets the expiry to memcached's clock + t: the same second
- * it had (a later one if its clock ticked in between, never an earlier
- * one). NULL when nothing was read. */
-static const char *version_token(apr_pool_t *p, const char *cas, const char *ttl)
-{
-    if (!cas) {
-        return NULL;
-    }
-    return !strcmp(ttl, "-1") ? apr_psprintf(p, "C%s", cas)
-                              : apr_psprintf(p, "C%s T%s", cas, ttl);
-}
-
-/* One of two replies: *yes 1 for the first, 0 for no or no2 (NULL: none);
- * anything else fails the operation. */
-static apr_status_t read_outcome(op_t *op, const char *yes, const char *no,
-                                 const char *no2, int *out)
-{
-    const char *line;
-    apr_status_t rv = read_line(op, &line);
-
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    if (!strcmp(line, yes)) {
-        *out = 1;
-    }
-    else if (!strcmp(line, no) || (no2 && !strcmp(line, no2))) {
-        *out = 0;
-    }
-    else {
-        return unexpected(op, line);
-    }
-    return APR_SUCCESS;
-}
-
-/* "ms key len <token>" data: HD (replaced), EX or NF (not). */
-static void buf_replace(apr_pool_t *p, wbuf_t *b, const char *key,
-                        const char *token, const char *value)
-{
-    buf_str(p, b, apr_psprintf(p, "ms %s %" APR_SIZE_T_FMT " %s\r\n", key,
-                               strlen(value), token));
-    buf_str(p, b, value);
-    buf_add(p, b, "\r\n", 2);
-}
-
-/* STORED (1) or NOT_STORED (0); anything else fails the operation. */
-static apr_status_t read_stored(op_t *op, int *stored)
-{
-    return read_outcome(op, "STORED", "NOT_STORED", NULL, stored);
-}
-
-static apr_status_t read_replace(op_t *op, int *replaced)
-{
-    return read_outcome(op, "HD", "EX", "NF", replaced);
-}
-
 /* add or set: one storage command, "STORED" or not. */
 static apr_status_t store_cmd(rsp_store_t *st, apr_pool_t *p, const char *cmd,
                               const char *key, const char *value,
                               apr_size_t len, apr_int64_t ttl_ms, int *stored,
                               const char **err)
 {
-    op_t op;
-    wbuf_t b;
+    rsp_mc_op_t op;
+    rsp_mc_buf_t b;
     apr_int64_t exp;
     apr_status_t rv;
 
@@ -513,15 +108,15 @@ static apr_status_t store_cmd(rsp_store_t *st, apr_pool_t *p, const char *cmd,
         *err = "value too large for memcached";
         return APR_EINVAL;
     }
-    if ((rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+    if ((rv = rsp_mc_begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
         return rv;
     }
     memset(&b, 0, sizeof(b));
-    buf_store(p, &b, cmd, key, exp, value, len);
-    if ((rv = send_all(&op, b.data, b.len)) == APR_SUCCESS) {
-        rv = read_stored(&op, stored);
+    rsp_mc_buf_store(p, &b, cmd, key, exp, value, len);
+    if ((rv = rsp_mc_send(&op, b.data, b.len)) == APR_SUCCESS) {
+        rv = rsp_mc_read_stored(&op, stored);
     }
-    end(&op);
+    rsp_mc_end(&op);
     return rv;
 }
 
@@ -548,7 +143,7 @@ static apr_status_t mc_put(rsp_store_t *st, apr_pool_t *p, const char *key,
 }
 
 /* The reply to "get key": VALUE ... data END, or END (absent). */
-static apr_status_t read_get(op_t *op, const char *key, const char **value,
+static apr_status_t read_get(rsp_mc_op_t *op, const char *key, const char **value,
                              apr_size_t *len)
 {
     const char *line, *prefix;
@@ -557,7 +152,7 @@ static apr_status_t read_get(op_t *op, const char *key, const char **value,
 
     *value = NULL;
     *len = 0;
-    if ((rv = read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "END")) {
+    if ((rv = rsp_mc_read_line(op, &line)) != APR_SUCCESS || !strcmp(line, "END")) {
         return rv;
     }
     prefix = apr_pstrcat(op->p, "VALUE ", key, " ", NULL);
@@ -567,39 +162,39 @@ static apr_status_t read_get(op_t *op, const char *key, const char **value,
         char extra;
         if (sscanf(line + strlen(prefix), "%u %zu%c", &flags, &n, &extra) != 2
             || n > MC_MAX_VALUE) {
-            return unexpected(op, line);
+            return rsp_mc_unexpected(op, line);
         }
-        if ((rv = read_data(op, n, &data)) == APR_SUCCESS
-            && (rv = read_line(op, &line)) == APR_SUCCESS) {
+        if ((rv = rsp_mc_read_data(op, n, &data)) == APR_SUCCESS
+            && (rv = rsp_mc_read_line(op, &line)) == APR_SUCCESS) {
             if (strcmp(line, "END")) {
-                return unexpected(op, line);
+                return rsp_mc_unexpected(op, line);
             }
             *value = data;
             *len = n;
         }
         return rv;
     }
-    return unexpected(op, line);
+    return rsp_mc_unexpected(op, line);
 }
 
-static apr_status_t get_on(rsp_store_t *st, apr_pool_t *p, server_t *sv,
+static apr_status_t get_on(rsp_store_t *st, apr_pool_t *p, rsp_mc_server_t *sv,
                            const char *key, const char **value,
                            apr_size_t *len, const char **err)
 {
-    op_t op;
+    rsp_mc_op_t op;
     apr_status_t rv;
     const char *cmd;
 
     *value = NULL;
     *len = 0;
-    if ((rv = begin(&op, st, sv, p, err)) != APR_SUCCESS) {
+    if ((rv = rsp_mc_begin(&op, st, sv, p, err)) != APR_SUCCESS) {
         return rv;
     }
     cmd = apr_pstrcat(p, "get ", key, "\r\n", NULL);
-    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS) {
+    if ((rv = rsp_mc_send(&op, cmd, strlen(cmd))) == APR_SUCCESS) {
         rv = read_get(&op, key, value, len);
     }
-    end(&op);
+    rsp_mc_end(&op);
     return rv;
 }
 
@@ -616,10 +211,10 @@ static apr_status_t mc_get(rsp_store_t *st, apr_pool_t *p, const char *key,
 }
 
 /* Server number server (0..N-1, URL order). */
-static apr_status_t server_at(rsp_store_t *st, int server, server_t **sv,
+static apr_status_t server_at(rsp_store_t *st, int server, rsp_mc_server_t **sv,
                               const char **err)
 {
-    mc_impl_t *impl = st->impl;
+    rsp_mc_t *impl = st->impl;
     apr_status_t rv;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS) {
@@ -637,7 +232,7 @@ static apr_status_t mc_get_at(rsp_store_t *st, apr_pool_t *p, int server,
                               const char *key, const char **value,
                               apr_size_t *len, const char **err)
 {
-    server_t *sv;
+    rsp_mc_server_t *sv;
     apr_status_t rv = server_at(st, server, &sv, err);
 
     return rv != APR_SUCCESS ? rv : get_on(st, p, sv, key, value, len, err);
@@ -647,17 +242,17 @@ static apr_status_t mc_get_at(rsp_store_t *st, apr_pool_t *p, int server,
 static apr_status_t mc_ttl(rsp_store_t *st, apr_pool_t *p, const char *key,
                            apr_int64_t *ttl_ms, const char **err)
 {
-    op_t op;
+    rsp_mc_op_t op;
     apr_status_t rv;
     const char *line, *cmd;
 
     if ((rv = check_ready(st, err)) != APR_SUCCESS
-        || (rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+        || (rv = rsp_mc_begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
         return rv;
     }
     cmd = apr_pstrcat(p, "mg ", key, " t\r\n", NULL);
-    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS
-        && (rv = read_line(&op, &line)) == APR_SUCCESS) {
+    if ((rv = rsp_mc_send(&op, cmd, strlen(cmd))) == APR_SUCCESS
+        && (rv = rsp_mc_read_line(&op, &line)) == APR_SUCCESS) {
         char *e;
         apr_int64_t secs;
         if (!strcmp(line, "EN")) {
@@ -669,39 +264,39 @@ static apr_status_t mc_ttl(rsp_store_t *st, apr_pool_t *p, const char *key,
             *ttl_ms = secs < 0 ? -1 : secs * 1000;
         }
         else {
-            rv = unexpected(&op, line);
+            rv = rsp_mc_unexpected(&op, line);
         }
     }
-    end(&op);
+    rsp_mc_end(&op);
     return rv;
 }
 
 /* mg key v c, then md key C<cas>: deleted only if the value is still ours
  * and nobody changed it in between. */
-static apr_status_t del_on(rsp_store_t *st, apr_pool_t *p, server_t *sv,
+static apr_status_t del_on(rsp_store_t *st, apr_pool_t *p, rsp_mc_server_t *sv,
                            const char *key, const char *value, int *deleted,
                            const char **err)
 {
-    op_t op;
+    rsp_mc_op_t op;
     apr_status_t rv;
     const char *cmd, *data, *cas;
     apr_size_t n;
 
-    if ((rv = begin(&op, st, sv, p, err)) != APR_SUCCESS) {
+    if ((rv = rsp_mc_begin(&op, st, sv, p, err)) != APR_SUCCESS) {
         return rv;
     }
     *deleted = 0;
     cmd = apr_pstrcat(p, "mg ", key, " v c\r\n", NULL);
-    if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS
-        && (rv = read_mg(&op, &data, &n, &cas, NULL)) == APR_SUCCESS
+    if ((rv = rsp_mc_send(&op, cmd, strlen(cmd))) == APR_SUCCESS
+        && (rv = rsp_mc_read_mg(&op, &data, &n, &cas, NULL)) == APR_SUCCESS
         /* absent, or someone else's now: nothing of ours to release */
         && data && n == strlen(value) && memcmp(data, value, n) == 0) {
         cmd = apr_pstrcat(p, "md ", key, " C", cas, "\r\n", NULL);
-        if ((rv = send_all(&op, cmd, strlen(cmd))) == APR_SUCCESS) {
-            rv = read_outcome(&op, "HD", "EX", "NF", deleted);
+        if ((rv = rsp_mc_send(&op, cmd, strlen(cmd))) == APR_SUCCESS) {
+            rv = rsp_mc_read_outcome(&op, "HD", "EX", "NF", deleted);
         }
     }
-    end(&op);
+    rsp_mc_end(&op);
     return rv;
 }
 
@@ -723,7 +318,7 @@ static apr_status_t mc_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
                                        const char *value, int *deleted,
                                        const char **err)
 {
-    server_t *sv;
+    rsp_mc_server_t *sv;
     apr_status_t rv = server_at(st, server, &sv, err);
 
     *deleted = 0;
@@ -737,25 +332,25 @@ static apr_status_t mc_del_if_equal_at(rsp_store_t *st, apr_pool_t *p,
  * key empty (NOT_STORED when it exists: either is fine), append the item
  * (atomic: concurrent appends all land), then set its expiry (mg T: the
  * same TTL every time, so it only moves forward). */
-static void buf_append(apr_pool_t *p, wbuf_t *b, const char *key,
+static void buf_append(apr_pool_t *p, rsp_mc_buf_t *b, const char *key,
                        const char *item, apr_int64_t exp)
 {
     const char *val = apr_pstrcat(p, " ", item, NULL);
 
-    buf_store(p, b, "add", key, exp, "", 0);
-    buf_store(p, b, "append", key, 0, val, strlen(val));
-    buf_str(p, b, apr_psprintf(p, "mg %s T%" APR_INT64_T_FMT "\r\n", key, exp));
+    rsp_mc_buf_store(p, b, "add", key, exp, "", 0);
+    rsp_mc_buf_store(p, b, "append", key, 0, val, strlen(val));
+    rsp_mc_buf_str(p, b, apr_psprintf(p, "mg %s T%" APR_INT64_T_FMT "\r\n", key, exp));
 }
 
-static apr_status_t read_append(op_t *op, const char *key)
+static apr_status_t read_append(rsp_mc_op_t *op, const char *key)
 {
     const char *line;
     apr_status_t rv;
     int stored = 0;
 
-    if ((rv = read_stored(op, &stored)) != APR_SUCCESS
-        || (rv = read_stored(op, &stored)) != APR_SUCCESS
-        || (rv = read_line(op, &line)) != APR_SUCCESS) {
+    if ((rv = rsp_mc_read_stored(op, &stored)) != APR_SUCCESS
+        || (rv = rsp_mc_read_stored(op, &stored)) != APR_SUCCESS
+        || (rv = rsp_mc_read_line(op, &line)) != APR_SUCCESS) {
         return rv;
     }
     if (!stored || strcmp(line, "HD")) {
@@ -766,7 +361,7 @@ static apr_status_t read_append(op_t *op, const char *key)
                                     "item vanished", op->sv->name, key);
             return APR_EGENERAL;
         }
-        return unexpected(op, line);
+        return rsp_mc_unexpected(op, line);
     }
     return APR_SUCCESS;
 }
@@ -784,9 +379,9 @@ static apr_status_t mc_replace(rsp_store_t *st, apr_pool_t *p, const char *key,
 static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
                                   rsp_write_t *w, int n, const char **err)
 {
-    server_t *where[MAX_WRITES];
-    op_t ops[MAX_WRITES];
-    wbuf_t bufs[MAX_WRITES];
+    rsp_mc_server_t *where[MAX_WRITES];
+    rsp_mc_op_t ops[MAX_WRITES];
+    rsp_mc_buf_t bufs[MAX_WRITES];
     apr_int64_t exps[MAX_WRITES];
     int used[MAX_WRITES], group[MAX_WRITES], ok[MAX_WRITES];
     apr_status_t rv;
@@ -801,7 +396,7 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
         return APR_EINVAL;
     }
     for (i = 0; i < n; i++) {
-        server_t *sv = server_of(st->impl, w[i].home_key ? w[i].home_key
+        rsp_mc_server_t *sv = server_of(st->impl, w[i].home_key ? w[i].home_key
                                                          : w[i].key);
         w[i].replaced = 0;
         group[i] = -1;
@@ -828,21 +423,21 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
         }
         group[i] = g;
         if (w[i].kind == RSP_WRITE_PUT) {
-            buf_store(p, &bufs[g], "set", w[i].key, exps[i], w[i].value,
+            rsp_mc_buf_store(p, &bufs[g], "set", w[i].key, exps[i], w[i].value,
                       w[i].len);
         }
         else if (w[i].kind == RSP_WRITE_APPEND) {
             buf_append(p, &bufs[g], w[i].key, w[i].value, exps[i]);
         }
         else {
-            buf_replace(p, &bufs[g], w[i].key, w[i].token, w[i].value);
+            rsp_mc_buf_replace(p, &bufs[g], w[i].key, w[i].token, w[i].value);
         }
     }
     /* Write every pipeline, then read every reply. */
     for (g = 0; g < ngroups; g++) {
-        ok[g] = begin(&ops[g], st, where[g], p, &e) == APR_SUCCESS;
+        ok[g] = rsp_mc_begin(&ops[g], st, where[g], p, &e) == APR_SUCCESS;
         used[g] = ok[g];
-        if (ok[g] && send_all(&ops[g], bufs[g].data, bufs[g].len) != APR_SUCCESS) {
+        if (ok[g] && rsp_mc_send(&ops[g], bufs[g].data, bufs[g].len) != APR_SUCCESS) {
             ok[g] = 0;
         }
         if (!ok[g] && rv == APR_SUCCESS) {
@@ -857,7 +452,7 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
         }
         if (w[i].kind == RSP_WRITE_PUT) {
             int stored = 0;
-            if (read_stored(&ops[g], &stored) != APR_SUCCESS) {
+            if (rsp_mc_read_stored(&ops[g], &stored) != APR_SUCCESS) {
                 ok[g] = 0;
             }
             else if (!stored) {
@@ -871,7 +466,7 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
                 ok[g] = 0;
             }
         }
-        else if (read_replace(&ops[g], &w[i].replaced) != APR_SUCCESS) {
+        else if (rsp_mc_read_replace(&ops[g], &w[i].replaced) != APR_SUCCESS) {
             ok[g] = 0;
         }
         if (!ok[g] && rv == APR_SUCCESS) {
@@ -882,9 +477,9 @@ static apr_status_t mc_write_many(rsp_store_t *st, apr_pool_t *p,
     for (g = 0; g < ngroups; g++) {
         if (used[g]) {
             if (!ok[g] && ops[g].c) {
-                conn_close(ops[g].c); /* replies may be left unread */
+                rsp_mc_conn_close(ops[g].c); /* replies may be left unread */
             }
-            end(&ops[g]);
+            rsp_mc_end(&ops[g]);
         }
     }
     for (i = 0; i < n && rv == APR_SUCCESS; i++) {
@@ -915,10 +510,10 @@ static apr_status_t mc_append(rsp_store_t *st, apr_pool_t *p, const char *key,
 static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
                                   rsp_claim_read_t *c, const char **err)
 {
-    mc_impl_t *impl = st->impl;
-    server_t *home;
-    op_t op;
-    wbuf_t b;
+    rsp_mc_t *impl = st->impl;
+    rsp_mc_server_t *home;
+    rsp_mc_op_t op;
+    rsp_mc_buf_t b;
     apr_int64_t exp;
     apr_size_t len;
     apr_status_t rv;
@@ -930,23 +525,23 @@ static apr_status_t mc_claim_read(rsp_store_t *st, apr_pool_t *p,
     }
     home = server_of(impl, c->home_key ? c->home_key : c->key);
     memset(&b, 0, sizeof(b));
-    buf_store(p, &b, "add", c->key, exp, c->value, strlen(c->value));
-    buf_str(p, &b, apr_pstrcat(p, "mg ", c->key, " v c t\r\n", NULL));
-    if ((rv = begin(&op, st, home, p, err)) != APR_SUCCESS) {
+    rsp_mc_buf_store(p, &b, "add", c->key, exp, c->value, strlen(c->value));
+    rsp_mc_buf_str(p, &b, apr_pstrcat(p, "mg ", c->key, " v c t\r\n", NULL));
+    if ((rv = rsp_mc_begin(&op, st, home, p, err)) != APR_SUCCESS) {
         return rv;
     }
-    if ((rv = send_all(&op, b.data, b.len)) != APR_SUCCESS) {
-        end(&op);
+    if ((rv = rsp_mc_send(&op, b.data, b.len)) != APR_SUCCESS) {
+        rsp_mc_end(&op);
         return rv;
     }
-    if ((rv = read_stored(&op, &c->won)) == APR_SUCCESS
-        && (rv = read_mg(&op, &c->holder, &len, &cas, &ttl)) == APR_SUCCESS) {
-        c->token = version_token(p, cas, ttl);
+    if ((rv = rsp_mc_read_stored(&op, &c->won)) == APR_SUCCESS
+        && (rv = rsp_mc_read_mg(&op, &c->holder, &len, &cas, &ttl)) == APR_SUCCESS) {
+        c->token = rsp_mc_version_token(p, cas, ttl);
         if (c->won) {
             c->holder = NULL; /* our own record (its version in token) */
         }
     }
-    end(&op);
+    rsp_mc_end(&op);
     return rv;
 }
 
@@ -957,44 +552,44 @@ static apr_status_t mc_replace(rsp_store_t *st, apr_pool_t *p, const char *key,
                                const char *value, int *replaced,
                                const char **err)
 {
-    op_t op;
-    wbuf_t b;
+    rsp_mc_op_t op;
+    rsp_mc_buf_t b;
     apr_status_t rv;
 
     *replaced = 0;
     if ((rv = check_ready(st, err)) != APR_SUCCESS
-        || (rv = begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
+        || (rv = rsp_mc_begin(&op, st, server_of(st->impl, key), p, err)) != APR_SUCCESS) {
         return rv;
     }
     if (!token) {
         const char *cur, *cas, *ttl;
         const char *cmd = apr_pstrcat(p, "mg ", key, " v c t\r\n", NULL);
         apr_size_t len;
-        if ((rv = send_all(&op, cmd, strlen(cmd))) != APR_SUCCESS
-            || (rv = read_mg(&op, &cur, &len, &cas, &ttl)) != APR_SUCCESS
+        if ((rv = rsp_mc_send(&op, cmd, strlen(cmd))) != APR_SUCCESS
+            || (rv = rsp_mc_read_mg(&op, &cur, &len, &cas, &ttl)) != APR_SUCCESS
             || !cur || len != strlen(expect) || memcmp(cur, expect, len)) {
-            end(&op);
+            rsp_mc_end(&op);
             return rv;
         }
-        token = version_token(p, cas, ttl);
+        token = rsp_mc_version_token(p, cas, ttl);
     }
     memset(&b, 0, sizeof(b));
-    buf_replace(p, &b, key, token, value);
-    if ((rv = send_all(&op, b.data, b.len)) == APR_SUCCESS) {
-        rv = read_replace(&op, replaced);
+    rsp_mc_buf_replace(p, &b, key, token, value);
+    if ((rv = rsp_mc_send(&op, b.data, b.len)) == APR_SUCCESS) {
+        rv = rsp_mc_read_replace(&op, replaced);
     }
-    end(&op);
+    rsp_mc_end(&op);
     return rv;
 }
 
 static int mc_servers(rsp_store_t *st)
 {
-    return st->impl ? ((mc_impl_t *)st->impl)->n : 0;
+    return st->impl ? ((rsp_mc_t *)st->impl)->n : 0;
 }
 
 static int mc_home(rsp_store_t *st, const char *key)
 {
-    mc_impl_t *impl = st->impl;
+    rsp_mc_t *impl = st->impl;
 
     return impl ? (int)(server_of(impl, key) - impl->servers) : 0;
 }
@@ -1002,7 +597,7 @@ static int mc_home(rsp_store_t *st, const char *key)
 static apr_status_t mc_info(rsp_store_t *st, apr_pool_t *p, const char *section,
                             const char **text, const char **err)
 {
-    mc_impl_t *impl = st->impl;
+    rsp_mc_t *impl = st->impl;
     const char *out = "", *cmd, *line, *why = NULL;
     apr_status_t rv;
     int i, lines, answered = 0;
@@ -1013,23 +608,23 @@ static apr_status_t mc_info(rsp_store_t *st, apr_pool_t *p, const char *section,
     cmd = section ? apr_pstrcat(p, "stats ", section, "\r\n", NULL) : "stats\r\n";
     for (i = 0; i < impl->n; i++) {
         const char *block = "";
-        op_t op;
-        if ((rv = begin(&op, st, &impl->servers[i], p, &why)) == APR_SUCCESS) {
-            rv = send_all(&op, cmd, strlen(cmd));
+        rsp_mc_op_t op;
+        if ((rv = rsp_mc_begin(&op, st, &impl->servers[i], p, &why)) == APR_SUCCESS) {
+            rv = rsp_mc_send(&op, cmd, strlen(cmd));
             for (lines = 0; rv == APR_SUCCESS; lines++) {
-                if ((rv = read_line(&op, &line)) != APR_SUCCESS) {
+                if ((rv = rsp_mc_read_line(&op, &line)) != APR_SUCCESS) {
                     break;
                 }
                 if (!strcmp(line, "END")) {
                     break;
                 }
                 if (strncmp(line, "STAT ", 5) != 0 || lines > 10000) {
-                    rv = unexpected(&op, line);
+                    rv = rsp_mc_unexpected(&op, line);
                     break;
                 }
                 block = apr_pstrcat(p, block, line + 5, "\n", NULL);
             }
-            end(&op);
+            rsp_mc_end(&op);
         }
         if (rv == APR_SUCCESS) {
             answered++;

@@ -1,4 +1,4 @@
-/* The memcached backend's reply readers (rsp_store_memcache.c): what a
+/* The memcached backend's reply readers (rsp_memcache_conn.c): what a
  * memcached server, or anything at its address, sends back.
  *
  * Input: the first byte chooses the store operation (claim, get, claim
