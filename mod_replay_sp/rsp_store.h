@@ -57,8 +57,14 @@ typedef struct {
     int replaced;             /* out */
 } rsp_write_t;
 
+/* What a backend can do beyond the operations every backend has. */
+#define RSP_STORE_CAP_SERVERS 0x1  /* several servers, which callers
+                                    * address by number: servers, home,
+                                    * get_at and del_if_equal_at are set */
+
 typedef struct {
     const char *name;
+    unsigned caps;            /* RSP_STORE_CAP_* */
     /* Per child, after fork: connection pool of up to max_conns. */
     apr_status_t (*child_init)(rsp_store_t *st, apr_pool_t *pchild, int max_conns);
     /* Atomic create-if-absent with expiry: *won = 1 when this call created
@@ -88,13 +94,12 @@ typedef struct {
      * tools; the sign-in path never needs it. */
     apr_status_t (*ttl)(rsp_store_t *st, apr_pool_t *p, const char *key,
                         apr_int64_t *ttl_ms, const char **err);
-    /* The claim and its reads (see rsp_claim_read_t); NULL: the generic
-     * one (a claim, then a read after a lost claim). */
+    /* The claim and its read (see rsp_claim_read_t). */
     apr_status_t (*claim_read)(rsp_store_t *st, apr_pool_t *p,
                                rsp_claim_read_t *c, const char **err);
-    /* n writes, in one round trip where the backend can (Redis:
-     * pipelined); every one is attempted, and APR_SUCCESS means all of
-     * them were done. NULL: one after the other. */
+    /* n writes, in one round trip where the backend can (pipelined);
+     * every one is attempted, and APR_SUCCESS means all of them were
+     * done. */
     apr_status_t (*write_many)(rsp_store_t *st, apr_pool_t *p,
                                rsp_write_t *w, int n, const char **err);
     /* Atomically: if key still holds expect (and, given a token from
@@ -104,8 +109,8 @@ typedef struct {
                             const char *expect, const char *token,
                             const char *value, int *replaced,
                             const char **err);
-    /* A store of several servers (memcached): how many, which one holds
-     * a key, and get / del_if_equal on a given one. NULL: one server. */
+    /* With RSP_STORE_CAP_SERVERS (memcached): how many servers, which
+     * one holds a key, and get / del_if_equal on a given one. */
     int (*servers)(rsp_store_t *st);
     int (*home)(rsp_store_t *st, const char *key);
     apr_status_t (*get_at)(rsp_store_t *st, apr_pool_t *p, int server,
@@ -147,18 +152,16 @@ struct rsp_store_t {
  * not undone (the record stays, so the assertion stays refused). */
 #define RSP_STORE_UNACKED (APR_OS_START_USERERR + 1)
 
-/* rsp_store_ops_t.claim_read, or the generic one. */
+/* rsp_store_ops_t.claim_read, its outputs cleared first. */
 apr_status_t rsp_store_claim_read(rsp_store_t *st, apr_pool_t *p,
                                   rsp_claim_read_t *c, const char **err);
-/* rsp_store_ops_t.write_many, or one write after the other (stopping at
- * the first failure). */
-apr_status_t rsp_store_write_many(rsp_store_t *st, apr_pool_t *p,
-                                  rsp_write_t *w, int n, const char **err);
+#define rsp_store_write_many(st, p, w, n, err) \
+    ((st)->ops->write_many((st), (p), (w), (n), (err)))
 #define rsp_store_replace(st, p, k, e, t, v, r, err) \
     ((st)->ops->replace((st), (p), (k), (e), (t), (v), (r), (err)))
 
-/* How many servers (1 unless memcached with several), and which of them
- * holds key (0..servers-1). */
+/* How many servers (1 unless the backend has RSP_STORE_CAP_SERVERS), and
+ * which of them holds key (0..servers-1). */
 int rsp_store_servers(rsp_store_t *st);
 int rsp_store_home(rsp_store_t *st, const char *key);
 /* get and del_if_equal on server number server (see rsp_store_servers). */

@@ -645,6 +645,7 @@ static apr_status_t mc_info(rsp_store_t *st, apr_pool_t *p, const char *section,
 
 const rsp_store_ops_t rsp_store_memcache_ops = {
     "memcache",
+    RSP_STORE_CAP_SERVERS,
     mc_child_init,
     mc_claim,
     mc_get,

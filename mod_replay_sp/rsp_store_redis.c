@@ -576,6 +576,7 @@ static apr_status_t redis_info(rsp_store_t *st, apr_pool_t *p,
 
 const rsp_store_ops_t rsp_store_redis_ops = {
     "redis",
+    0,
     redis_child_init,
     redis_claim,
     redis_get,
@@ -586,7 +587,7 @@ const rsp_store_ops_t rsp_store_redis_ops = {
     redis_claim_read,
     redis_write_many,
     redis_replace,
-    NULL,   /* one server */
+    NULL,   /* one server: no RSP_STORE_CAP_SERVERS */
     NULL,
     NULL,
     NULL,

@@ -454,6 +454,7 @@ static apr_status_t mem_info(rsp_store_t *st, apr_pool_t *p,
 
 static const rsp_store_ops_t mem_ops = {
     "mem",
+    RSP_STORE_CAP_SERVERS,
     mem_child_init,
     mem_claim,
     mem_get,

@@ -315,42 +315,6 @@ START_TEST(test_claim_expires)
 }
 END_TEST
 
-START_TEST(test_claim_generic_read)
-{
-    const rsp_assertion_t *a = assertion("_id-generic");
-    rsp_store_ops_t *ops = apr_pmemdup(pool, st->ops, sizeof(*ops));
-    const char *holder = record("replica-b", NOW, "session-0", 0);
-    rsp_claim_result_t c;
-
-    /* a backend without claim_read: a claim, then a read when lost */
-    ops->claim_read = NULL;
-    st->ops = ops;
-    rsp_signin_claim(&c, pool, st, PREFIX, a, "replica-a", NULL, NOW, 1);
-    ck_assert_int_eq(c.verdict, RSP_CLAIM_WON);
-    ck_assert_int_eq(rsp_mem_store_calls(st, RSP_MEM_OP_ALL), 1);
-    ck_assert_int_eq(rsp_mem_store_calls(st, RSP_MEM_OP_CLAIM), 1);
-
-    a = assertion("_id-generic-2");
-    hold(st, a, holder);
-    rsp_signin_claim(&c, pool, st, PREFIX, a, "replica-a", NULL, NOW, 1);
-    ck_assert_int_eq(c.verdict, RSP_CLAIM_TAKEN);
-    ck_assert_int_eq(c.taker_known, 1);
-    ck_assert_str_eq(c.holder, holder);
-    ck_assert_int_eq(rsp_mem_store_calls(st, RSP_MEM_OP_CLAIM), 1);
-    ck_assert_int_eq(rsp_mem_store_calls(st, RSP_MEM_OP_GET), 1);
-
-    /* the read fails: still TAKEN (the claim's reply is the verdict), by
-     * someone unknown */
-    rsp_mem_store_fault(st, 2, RSP_MEM_FAIL);
-    rsp_signin_claim(&c, pool, st, PREFIX, a, "replica-a", NULL, NOW, 1);
-    ck_assert_int_eq(c.verdict, RSP_CLAIM_TAKEN);
-    ck_assert_ptr_null(c.holder);
-    ck_assert_int_eq(c.taker_known, 0);
-    ck_assert_ptr_null(c.error);
-    ck_assert_int_eq(rsp_mem_store_faults_pending(st), 0);
-}
-END_TEST
-
 /* ---- peek ---- */
 
 START_TEST(test_peek)
@@ -1164,7 +1128,6 @@ static Suite *signin_suite(void)
     tcase_add_test(tc, test_claim_unacked);
     tcase_add_test(tc, test_claim_unacked_lost);
     tcase_add_test(tc, test_claim_expires);
-    tcase_add_test(tc, test_claim_generic_read);
     tcase_add_test(tc, test_peek);
     tcase_add_test(tc, test_is_repost);
     tcase_add_test(tc, test_repost_target);
