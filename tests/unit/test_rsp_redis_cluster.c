@@ -90,6 +90,35 @@ static void redirections(rsp_store_t *st, int moved_want, int asked_want)
     ck_assert_int_eq((int)a, asked_want);
 }
 
+/* Fake nodes A (the seed, which gives a map naming itself for every slot
+ * as its first reply) and, b not NULL, B. */
+static void start_nodes(fake_server_t *a, const char **ra, fake_server_t *b,
+                        const char **rb)
+{
+    fake_start(a, ra, 0, 1);
+    if (b) {
+        fake_start(b, rb, 0, 1);
+    }
+    ra[0] = all_slots(a->port);
+}
+
+static void join_nodes(fake_server_t *a, fake_server_t *b)
+{
+    fake_join(a);
+    if (b) {
+        fake_join(b);
+    }
+}
+
+/* A failed claim, whose error says want. */
+static void assert_failed(outcome_t o, const char *want)
+{
+    ck_assert_int_ne(o.rv, APR_SUCCESS);
+    ck_assert_int_ne(o.won, 1);
+    ck_assert_msg(contains(o.err, want), "err: %s (want %s)", ERR_S(o.err),
+                  want);
+}
+
 START_TEST(test_moved_to_a_node_not_in_the_map)
 {
     fake_server_t a, b;
@@ -97,15 +126,12 @@ START_TEST(test_moved_to_a_node_not_in_the_map)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&a, ra, 0, 1);
-    fake_start(&b, rb, 0, 1);
-    ra[0] = all_slots(a.port);
+    start_nodes(&a, ra, &b, rb);
     ra[1] = moved("k:moved", b.port);
     rb[0] = "+OK\r\n";
     st = cluster_at(a.port);
     o = timed_claim(st, "k:moved");
-    fake_join(&a);
-    fake_join(&b);
+    join_nodes(&a, &b);
     assert_won("a claim MOVED to a node the map did not name", o);
     ck_assert_int_eq(sent(&a, "SHARDS"), 1);
     ck_assert_int_eq(sent(&a, "k:moved"), 1);
@@ -122,9 +148,7 @@ START_TEST(test_ask_goes_once_and_keeps_the_map)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&a, ra, 0, 1);
-    fake_start(&b, rb, 0, 1);
-    ra[0] = all_slots(a.port);
+    start_nodes(&a, ra, &b, rb);
     ra[1] = ask("k:ask", b.port);
     ra[2] = "$-1\r\n";         /* the second claim: taken, on A */
     rb[0] = "+OK\r\n+OK\r\n";  /* ASKING, then the claim */
@@ -132,8 +156,7 @@ START_TEST(test_ask_goes_once_and_keeps_the_map)
     o = timed_claim(st, "k:ask");
     assert_won("a claim sent once to the node ASK named", o);
     o = timed_claim(st, "k:ask");
-    fake_join(&a);
-    fake_join(&b);
+    join_nodes(&a, &b);
     ck_assert_msg(o.rv == APR_SUCCESS && !o.won,
                   "the next claim of the slot goes to A again: rv %d won %d "
                   "(%s)", o.rv, o.won, ERR_S(o.err));
@@ -152,18 +175,13 @@ START_TEST(test_asking_refused_fails_the_claim)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&a, ra, 0, 1);
-    fake_start(&b, rb, 0, 1);
-    ra[0] = all_slots(a.port);
+    start_nodes(&a, ra, &b, rb);
     ra[1] = ask("k:asking", b.port);
     rb[0] = "-ERR unknown command 'ASKING'\r\n+OK\r\n";
     st = cluster_at(a.port);
     o = timed_claim(st, "k:asking");
-    fake_join(&a);
-    fake_join(&b);
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
-    ck_assert_msg(contains(o.err, "ASKING refused"), "err: %s", ERR_S(o.err));
+    join_nodes(&a, &b);
+    assert_failed(o, "ASKING refused");
     ck_assert_msg(contains(o.err, apr_psprintf(pool, ":%d", b.port)),
                   "the error names the node: %s", ERR_S(o.err));
 }
@@ -176,16 +194,13 @@ START_TEST(test_clusterdown_fails_and_the_map_is_read_again)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&a, ra, 0, 1);
-    ra[0] = all_slots(a.port);
+    start_nodes(&a, ra, NULL, NULL);
     ra[1] = "-CLUSTERDOWN Hash slot not served\r\n";
     ra[2] = all_slots(a.port);
     ra[3] = "+OK\r\n";
     st = cluster_at(a.port);
     o = timed_claim(st, "k:down");
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
-    ck_assert_msg(contains(o.err, "CLUSTERDOWN"), "err: %s", ERR_S(o.err));
+    assert_failed(o, "CLUSTERDOWN");
     sleep_ms(150);   /* past the gap between two reads of the map */
     o = timed_claim(st, "k:down");
     fake_join(&a);
@@ -221,12 +236,8 @@ START_TEST(test_no_master_for_the_slot)
     ra[1] = "+OK\r\n";
     st = cluster_at(a.port);
     o = timed_claim(st, orphan);
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
-    ck_assert_msg(contains(o.err, apr_psprintf(
-                      pool, "no master serves slot %d",
-                      rsp_redis_key_slot(orphan, strlen(orphan)))),
-                  "err: %s", ERR_S(o.err));
+    assert_failed(o, apr_psprintf(pool, "no master serves slot %d",
+                                  rsp_redis_key_slot(orphan, strlen(orphan))));
     o = timed_claim(st, served);
     fake_join(&a);
     assert_won("a claim on the shard that has a master", o);
@@ -241,19 +252,13 @@ START_TEST(test_redirections_without_end)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&a, ra, 0, 1);
-    fake_start(&b, rb, 0, 1);
-    ra[0] = all_slots(a.port);
+    start_nodes(&a, ra, &b, rb);
     ra[1] = ra[2] = ra[3] = moved("k:loop", b.port);
     rb[0] = rb[1] = moved("k:loop", a.port);
     st = cluster_at(a.port);
     o = timed_claim(st, "k:loop");
-    fake_join(&a);
-    fake_join(&b);
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
-    ck_assert_msg(contains(o.err, "redirected 5 times"), "err: %s",
-                  ERR_S(o.err));
+    join_nodes(&a, &b);
+    assert_failed(o, "redirected 5 times");
     ck_assert_int_eq(sent(&a, "k:loop") + sent(&b, "k:loop"), 5);
 }
 END_TEST
@@ -266,18 +271,13 @@ START_TEST(test_moved_to_a_node_that_is_down)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&a, ra, 0, 1);
-    ra[0] = all_slots(a.port);
+    start_nodes(&a, ra, NULL, NULL);
     ra[1] = moved("k:gone", dead);
     st = cluster_at(a.port);
     o = timed_claim(st, "k:gone");
     fake_join(&a);
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
     ck_assert_msg(o.ms < HUNG_BOUND_MS, "took %lld ms", o.ms);
-    ck_assert_msg(contains(o.err, apr_psprintf(pool, "the node at " HOST
-                                               ":%d", dead)),
-                  "err: %s", ERR_S(o.err));
+    assert_failed(o, apr_psprintf(pool, "the node at " HOST ":%d", dead));
 }
 END_TEST
 
