@@ -10,6 +10,10 @@
  * sent session tickets (no reconnect per request); resume the session on
  * the next connection, also after the server closed the previous one.
  *
+ * The per-server pools the backends share: a connection reused, made
+ * again after a drop, when out of step or closed by the server; waiting
+ * for a free one bounded; a failed connect holding nothing.
+ *
  * main() makes the certificates and starts two servers (one with a
  * certificate for localhost and 127.0.0.1, one with a valid certificate
  * for other.example) before the suite, and stops them by PID after it.
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "rsp_unit.h"
@@ -545,6 +550,177 @@ START_TEST(test_store_over_tls)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Per-server pools (rsp_pool_*): what both backends build on           */
+
+typedef struct {
+    rsp_pooled_t base;
+    int stale;               /* out of step, as the test says */
+} pconn_t;
+
+typedef struct {
+    int port;
+    int connects, closes, destroys;
+} pserver_t;
+
+static apr_status_t p_connect(rsp_pooled_t *c, void *ctx, apr_pool_t *p,
+                              apr_time_t deadline, const char **err)
+{
+    pserver_t *sv = c->server;
+    rsp_peer_t peer;
+
+    ck_assert_ptr_eq(ctx, sv);
+    memset(&peer, 0, sizeof(peer));
+    peer.host = HOST;
+    peer.port = sv->port;
+    sv->connects++;
+    return rsp_conn_open(&c->io, p, &peer, deadline, err);
+}
+
+static void p_closed(rsp_pooled_t *c)
+{
+    ((pserver_t *)c->server)->closes++;
+    ((pconn_t *)c)->stale = 0;
+}
+
+static void p_destroy(rsp_pooled_t *c)
+{
+    ((pserver_t *)c->server)->destroys++;
+}
+
+static int p_stale(const rsp_pooled_t *c)
+{
+    return ((const pconn_t *)c)->stale;
+}
+
+static const rsp_pool_kind_t p_kind = {
+    sizeof(pconn_t), p_connect, p_closed, p_destroy, p_stale
+};
+
+/* From the test's pool: the pool's cleanup still reaches it. */
+static pserver_t *pserver(int port)
+{
+    pserver_t *sv = apr_pcalloc(pool, sizeof(*sv));
+
+    sv->port = port;
+    return sv;
+}
+
+static pconn_t *acquire_ok(rsp_pool_t *pl, pserver_t *sv)
+{
+    rsp_pooled_t *c = NULL;
+    const char *err = NULL;
+
+    ck_assert_msg(rsp_pool_acquire(pl, sv, pool, "srv", DEADLINE(), &c, &err)
+                      == APR_SUCCESS, "acquire: %s", ERR_S(err));
+    ck_assert_ptr_nonnull(c->io);
+    ck_assert_ptr_eq(c->server, sv);
+    return (pconn_t *)c;
+}
+
+START_TEST(test_pool_reuses_and_connects_again)
+{
+    pserver_t *sv = pserver(0);
+    apr_pool_t *sub;
+    rsp_pool_t *pl;
+    pconn_t *c, *again;
+
+    listener(8, &sv->port); /* connections wait in its backlog */
+    apr_pool_create(&sub, pool);
+    ck_assert_int_eq(rsp_pool_create(&pl, sub, &p_kind, sv, 1, T_SHORT),
+                     APR_SUCCESS);
+    c = acquire_ok(pl, sv);
+    ck_assert_int_eq(sv->connects, 1);
+    rsp_pool_release(&c->base);
+    again = acquire_ok(pl, sv);
+    ck_assert_ptr_eq(again, c);
+    ck_assert_int_eq(sv->connects, 1);    /* reused */
+    rsp_pool_drop(&c->base);             /* its state unknown */
+    ck_assert_ptr_null(c->base.io);
+    ck_assert_int_eq(sv->closes, 1);
+    rsp_pool_release(&c->base);
+    c = acquire_ok(pl, sv);
+    ck_assert_int_eq(sv->connects, 2);    /* connected again */
+    c->stale = 1;                        /* bytes left unread */
+    rsp_pool_release(&c->base);
+    c = acquire_ok(pl, sv);
+    ck_assert_int_eq(sv->connects, 3);
+    ck_assert_int_eq(sv->closes, 2);
+    rsp_pool_release(&c->base);
+    ck_assert_int_eq(sv->destroys, 0);
+    apr_pool_destroy(sub);
+    ck_assert_int_eq(sv->destroys, 1);
+    ck_assert_int_eq(sv->closes, 3);
+}
+END_TEST
+
+START_TEST(test_pool_connects_again_after_the_server_closed)
+{
+    pserver_t *sv = pserver(0);
+    int lfd = listener(8, &sv->port), afd;
+    rsp_pool_t *pl;
+    pconn_t *c;
+
+    ck_assert_int_eq(rsp_pool_create(&pl, pool, &p_kind, sv, 1, T_SHORT),
+                     APR_SUCCESS);
+    c = acquire_ok(pl, sv);
+    rsp_pool_release(&c->base);
+    afd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(afd, 0);
+    close(afd);                          /* closed while idle */
+    sleep_ms(50);
+    c = acquire_ok(pl, sv);
+    ck_assert_int_eq(sv->connects, 2);
+    rsp_pool_release(&c->base);
+}
+END_TEST
+
+START_TEST(test_pool_full_is_bounded)
+{
+    pserver_t *sv = pserver(0);
+    rsp_pool_t *pl;
+    rsp_pooled_t *c2 = NULL;
+    const char *err = NULL;
+    pconn_t *c;
+    apr_time_t t0;
+
+    listener(8, &sv->port);
+    ck_assert_int_eq(rsp_pool_create(&pl, pool, &p_kind, sv, 0, T_SHORT),
+                     APR_SUCCESS);       /* 0: at least one */
+    c = acquire_ok(pl, sv);
+    t0 = apr_time_now();
+    ck_assert_int_ne(rsp_pool_acquire(pl, sv, pool, "srv", DEADLINE(), &c2,
+                                      &err), APR_SUCCESS);
+    ck_assert_msg(ms_since(t0) < HUNG_BOUND_MS, "waited %lld ms",
+                  ms_since(t0));
+    ck_assert_str_eq(err, "srv: no free connection within the timeout");
+    ck_assert_ptr_null(c2);
+    rsp_pool_release(&c->base);
+}
+END_TEST
+
+START_TEST(test_pool_failed_connect_holds_nothing)
+{
+    pserver_t *sv = pserver(0);
+    rsp_pool_t *pl;
+    rsp_pooled_t *c = NULL;
+    const char *err = NULL;
+    int i;
+
+    sv->port = dead_port();
+    ck_assert_int_eq(rsp_pool_create(&pl, pool, &p_kind, sv, 1, T_SHORT),
+                     APR_SUCCESS);
+    for (i = 0; i < 2; i++) {   /* the one connection is free again */
+        err = NULL;
+        ck_assert_int_ne(rsp_pool_acquire(pl, sv, pool, "srv", DEADLINE(),
+                                          &c, &err), APR_SUCCESS);
+        ck_assert_ptr_nonnull(err);
+        ck_assert_msg(!contains(err, "no free connection"), "err: %s", err);
+        ck_assert_int_eq(sv->connects, i + 1);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static Suite *io_suite(void)
 {
@@ -564,6 +740,15 @@ static Suite *io_suite(void)
     tcase_add_test(tc, test_session_resumed);
     tcase_add_test(tc, test_plaintext_bounded);
     tcase_add_test(tc, test_store_over_tls);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pool");
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_pool_reuses_and_connects_again);
+    tcase_add_test(tc, test_pool_connects_again_after_the_server_closed);
+    tcase_add_test(tc, test_pool_full_is_bounded);
+    tcase_add_test(tc, test_pool_failed_connect_holds_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
