@@ -9,6 +9,27 @@
 
 #define RSP_CLAIM_MAX_TIME APR_INT64_C(253402300799) /* 9999-12-31T23:59:59Z */
 
+const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
+                          const char *issuer, const char *id)
+{
+    apr_size_t ilen, dlen;
+    char *buf;
+
+    if (!issuer || !*issuer || !id || !*id) {
+        return NULL;
+    }
+    /* issuer || 0x00 || id: the separator cannot occur in either string,
+     * so no two (issuer, id) pairs share an input. */
+    ilen = strlen(issuer);
+    dlen = strlen(id);
+    buf = apr_palloc(p, ilen + 1 + dlen);
+    memcpy(buf, issuer, ilen);
+    buf[ilen] = '\0';
+    memcpy(buf + ilen + 1, id, dlen);
+    return apr_pstrcat(p, prefix ? prefix : "", "a:",
+                       rsp_sha256_b64url(p, buf, ilen + 1 + dlen), NULL);
+}
+
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
 {
     int cookie = c->cookie_name && c->cookie_hash;

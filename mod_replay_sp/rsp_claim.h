@@ -27,6 +27,11 @@ typedef struct {
     const char *target;
 } rsp_claim_rec_t;
 
+/* Claim key: prefix + "a:" + base64url(SHA-256(issuer || 0x00 || id)).
+ * Returns NULL when issuer or id is NULL or empty. */
+const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
+                          const char *issuer, const char *id);
+
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c);
 
 /* APR_EINVAL unless val is a version-1 record with a replica and a time

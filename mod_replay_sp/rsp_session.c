@@ -9,6 +9,24 @@
 #include "rsp_session.h"
 #include "rsp_util.h"
 
+const char *rsp_session_hash(apr_pool_t *p, const char *session_id)
+{
+    return session_id ? rsp_sha256_b64url(p, session_id, strlen(session_id))
+                      : NULL;
+}
+
+const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
+                                    const char *hash)
+{
+    return hash ? apr_pstrcat(p, prefix ? prefix : "", "s:", hash, NULL) : NULL;
+}
+
+const char *rsp_session_key(apr_pool_t *p, const char *prefix,
+                            const char *session_id)
+{
+    return rsp_session_key_of_hash(p, prefix, rsp_session_hash(p, session_id));
+}
+
 /* Sessions keep their escaping (RSP_RECORD_SESSION): '+' and most
  * punctuation are written as they are. */
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s)

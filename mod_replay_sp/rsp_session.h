@@ -26,6 +26,15 @@ typedef struct {
     apr_array_header_t *attributes; /* rsp_attribute_t; may be NULL */
 } rsp_session_t;
 
+/* Session key: prefix + "s:" + base64url(SHA-256(session id)). The
+ * session's hash (what claims and the logout index record) is the part
+ * after "s:"; NULL in, NULL out. */
+const char *rsp_session_key(apr_pool_t *p, const char *prefix,
+                            const char *session_id);
+const char *rsp_session_hash(apr_pool_t *p, const char *session_id);
+const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
+                                    const char *hash);
+
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s);
 
 /* APR_EINVAL when data is not a well-formed version-1 record with the

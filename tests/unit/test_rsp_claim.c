@@ -10,8 +10,124 @@
 #include "rsp_logout_index.h"
 #include "rsp_binding.h"
 #include "rsp_pending.h"
+#include "rsp_session.h"
 #include "rsp_signin.h"
 #include "rsp_util.h"
+
+#define ISSUER "https://idp.example.org/idp"
+#define ISSUER2 "https://idp2.example.org/idp"
+#define AID "_abc123"
+
+/* Only base64url characters: A-Z a-z 0-9 - _ */
+static int is_b64url(const char *s)
+{
+    for (; *s; s++) {
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')
+              || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Claim key (invariant 3): expected keys computed with Python,
+ * prefix + "a:" + base64url(sha256(issuer + b"\\0" + id)) unpadded  */
+
+START_TEST(test_claim_key_known_answer)
+{
+    ck_assert_str_eq(rsp_claim_key(pool, "rsp:", ISSUER, AID),
+                     "rsp:a:ZThSSVT6VFG5v1_3rPQSPXhTkQCEMtl5w3-ZOaWEm20");
+    /* NULL prefix = empty prefix */
+    ck_assert_str_eq(rsp_claim_key(pool, NULL, ISSUER, AID),
+                     "a:ZThSSVT6VFG5v1_3rPQSPXhTkQCEMtl5w3-ZOaWEm20");
+    ck_assert_str_eq(rsp_claim_key(pool, "", ISSUER, AID),
+                     "a:ZThSSVT6VFG5v1_3rPQSPXhTkQCEMtl5w3-ZOaWEm20");
+}
+END_TEST
+
+START_TEST(test_claim_key_cross_issuer)
+{
+    const char *k1 = rsp_claim_key(pool, "rsp:", ISSUER, AID);
+    const char *k2 = rsp_claim_key(pool, "rsp:", ISSUER2, AID);
+
+    ck_assert_ptr_nonnull(k1);
+    ck_assert_ptr_nonnull(k2);
+    ck_assert_str_ne(k1, k2);
+    ck_assert_str_eq(k2, "rsp:a:OAlemmfl8gFe9ccakmG09yCl9BaDH3p-Sb6spH2SIRY");
+}
+END_TEST
+
+START_TEST(test_claim_key_separator)
+{
+    const char *k1 = rsp_claim_key(pool, NULL, "ab", "c");
+    const char *k2 = rsp_claim_key(pool, NULL, "a", "bc");
+
+    ck_assert_str_ne(k1, k2);
+    ck_assert_str_eq(k1, "a:bAMuYx05oU2Fr_fjGVRq9wHibJe1fKlfv-nGuoVfZ78");
+    ck_assert_str_eq(k2, "a:QLtUfZNrvTExjuN6yHmefsuyLtomUfZeMhS_-4zpe7Q");
+}
+END_TEST
+
+START_TEST(test_claim_key_fixed_length)
+{
+    const apr_size_t n = 100000;
+    char *li = apr_palloc(pool, n + 1), *ld = apr_palloc(pool, n + 1);
+    const char *k;
+
+    memset(li, 'I', n);
+    li[n] = '\0';
+    memset(ld, 'D', n);
+    ld[n] = '\0';
+
+    k = rsp_claim_key(pool, "rsp:", "i", "d");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(strlen(k), strlen("rsp:") + 2 + 43);
+
+    k = rsp_claim_key(pool, "rsp:", li, ld);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(strlen(k), strlen("rsp:") + 2 + 43);
+    ck_assert_str_eq(k, "rsp:a:6y6yTJSVhHhfdu_WlENo5SHlquX7-BbGj8D-tZzF598");
+
+    k = rsp_claim_key(pool, "a-much-longer-prefix:", ISSUER, li);
+    ck_assert_uint_eq(strlen(k), strlen("a-much-longer-prefix:") + 2 + 43);
+}
+END_TEST
+
+START_TEST(test_claim_key_charset)
+{
+    /* Inputs full of whitespace, '=', control and non-ASCII bytes: the
+     * key still has none of them (memcached keys). */
+    static const char *const ids[] = {
+        "id with spaces", "id\twith\ttabs\r\n", "===", "\xc3\xa9\xe2\x82\xac",
+        "a", "_", "\x01\x7f",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        const char *k = rsp_claim_key(pool, "rsp:", "iss uer\n", ids[i]);
+        ck_assert_ptr_nonnull(k);
+        ck_assert_msg(strncmp(k, "rsp:a:", 6) == 0, "prefix: %s", k);
+        ck_assert_msg(is_b64url(k + 6), "non-base64url char in %s", k);
+        ck_assert_ptr_null(strpbrk(k, " \t\r\n\v\f="));
+        ck_assert_uint_eq(strlen(k), 6 + 43);
+    }
+}
+END_TEST
+
+START_TEST(test_claim_key_null_empty)
+{
+    ck_assert_ptr_null(rsp_claim_key(pool, "rsp:", NULL, AID));
+    ck_assert_ptr_null(rsp_claim_key(pool, "rsp:", "", AID));
+    ck_assert_ptr_null(rsp_claim_key(pool, "rsp:", ISSUER, NULL));
+    ck_assert_ptr_null(rsp_claim_key(pool, "rsp:", ISSUER, ""));
+    ck_assert_ptr_null(rsp_claim_key(pool, "rsp:", NULL, NULL));
+    ck_assert_ptr_null(rsp_claim_key(pool, "rsp:", "", ""));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Claim records                                                       */
 
 #define HASH_A "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 #define HASH_B "abcdefghijklmnopqrstuvwxyz0123456789-_ABCDE"
@@ -433,6 +549,12 @@ static Suite *claim_suite(void)
     TCase *tc = tcase_create("records");
 
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_add_test(tc, test_claim_key_known_answer);
+    tcase_add_test(tc, test_claim_key_cross_issuer);
+    tcase_add_test(tc, test_claim_key_separator);
+    tcase_add_test(tc, test_claim_key_fixed_length);
+    tcase_add_test(tc, test_claim_key_charset);
+    tcase_add_test(tc, test_claim_key_null_empty);
     tcase_add_test(tc, test_claim_round_trip);
     tcase_add_test(tc, test_claim_malformed);
     tcase_add_test(tc, test_claim_open);

@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 
 #include "rsp_claim.h"
+#include "rsp_session.h"
 #include "rsp_signin.h"
 #include "rsp_store.h"
 #include "rsp_util.h"
