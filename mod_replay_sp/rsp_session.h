@@ -1,6 +1,8 @@
 /* Session records as stored in the shared store (under a hash of the
- * session ID, never the ID itself). Encoded as "v=1&k=v&..." with
- * percent-escaped values, so any replica can read what another wrote. */
+ * session ID, never the ID itself: rsp_session_key). Encoded as
+ * "v=1&k=v&..." (rsp_record.h, RSP_RECORD_SESSION: only controls, space,
+ * bytes above 0x7E, '%', '&' and '=' escaped), so any replica can read
+ * what another wrote. */
 #ifndef RSP_SESSION_H
 #define RSP_SESSION_H
 
