@@ -4,58 +4,84 @@
 #include <apr_strings.h>
 
 #include "rsp_claim.h"
-#include "rsp_form.h"
+#include "rsp_record.h"
 #include "rsp_util.h"
 
 #define RSP_CLAIM_MAX_TIME APR_INT64_C(253402300799) /* 9999-12-31T23:59:59Z */
 
+const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
+                          const char *issuer, const char *id)
+{
+    apr_size_t ilen, dlen;
+    char *buf;
+
+    if (!issuer || !*issuer || !id || !*id) {
+        return NULL;
+    }
+    /* issuer || 0x00 || id: the separator cannot occur in either string,
+     * so no two (issuer, id) pairs share an input. */
+    ilen = strlen(issuer);
+    dlen = strlen(id);
+    buf = apr_palloc(p, ilen + 1 + dlen);
+    memcpy(buf, issuer, ilen);
+    buf[ilen] = '\0';
+    memcpy(buf + ilen + 1, id, dlen);
+    return apr_pstrcat(p, prefix ? prefix : "", "a:",
+                       rsp_sha256_b64url(p, buf, ilen + 1 + dlen), NULL);
+}
+
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
 {
-    const char *rec = apr_psprintf(p, "v=1&r=%s&t=%" APR_TIME_T_FMT "%s%s%s",
-                                   rsp_form_escape(p, c->replica),
-                                   apr_time_sec(c->claimed),
-                                   c->session_hash ? "&s=" : "",
-                                   c->session_hash ? c->session_hash : "",
-                                   c->open ? "&o=1" : "");
+    int cookie = c->cookie_name && c->cookie_hash;
+    const rsp_record_field_t f[] = {
+        {"v", "1"},
+        {"r", c->replica},
+        {"t", rsp_record_number(p, apr_time_sec(c->claimed))},
+        {"s", c->session_hash},
+        {"o", c->open ? "1" : NULL},
+        {"cn", cookie ? c->cookie_name : NULL},
+        {"ch", cookie ? c->cookie_hash : NULL},
+        {"l", c->target}
+    };
 
-    if (c->cookie_name && c->cookie_hash) {
-        rec = apr_pstrcat(p, rec, "&cn=", rsp_form_escape(p, c->cookie_name),
-                          "&ch=", c->cookie_hash, NULL);
-    }
-    if (c->target) {
-        rec = apr_pstrcat(p, rec, "&l=", rsp_form_escape(p, c->target), NULL);
-    }
-    return rec;
+    return rsp_record_encode(p, RSP_RECORD_FORM, f,
+                             (int)(sizeof(f) / sizeof(f[0])));
 }
+
+/* A field given twice or badly escaped reads as absent (as every reader
+ * of these records has read it). */
+enum { F_V, F_T, F_O, F_R, F_S, F_CN, F_CH, F_L, F_N };
 
 apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
                               const char *val)
 {
-    const char *v = rsp_record_field(p, val, "v");
-    const char *t = rsp_record_field(p, val, "t");
-    const char *o = rsp_record_field(p, val, "o");
+    static const char *const names[F_N] = {"v", "t", "o", "r", "s", "cn", "ch",
+                                           "l"};
+    const char *f[F_N];
     char *end;
     apr_int64_t secs;
 
     memset(c, 0, sizeof(*c));
-    if (!v || strcmp(v, "1") != 0 || !t || !*t) {
+    rsp_record_lookup(p, RSP_RECORD_FORM, val, val ? strlen(val) : 0, names, F_N,
+                      f, NULL);
+    if (!f[F_V] || strcmp(f[F_V], "1") != 0 || !f[F_T] || !*f[F_T]) {
         return APR_EINVAL;
     }
     errno = 0;
-    secs = apr_strtoi64(t, &end, 10);
+    secs = apr_strtoi64(f[F_T], &end, 10);
     /* a time in seconds before the year 10000: in microseconds it fits */
     if (*end || errno || secs <= 0 || secs > RSP_CLAIM_MAX_TIME) {
         return APR_EINVAL;
     }
-    c->replica = rsp_record_field(p, val, "r");
-    c->session_hash = rsp_record_field(p, val, "s");
-    c->cookie_name = rsp_record_field(p, val, "cn");
-    c->cookie_hash = rsp_record_field(p, val, "ch");
-    c->target = rsp_record_field(p, val, "l");
-    if (o && strcmp(o, "1") != 0) {
+    c->replica = f[F_R];
+    c->session_hash = f[F_S];
+    c->cookie_name = f[F_CN];
+    c->cookie_hash = f[F_CH];
+    c->target = f[F_L];
+    if (f[F_O] && strcmp(f[F_O], "1") != 0) {
         return APR_EINVAL;
     }
-    c->open = o != NULL;
+    c->open = f[F_O] != NULL;
     if (!c->replica || !*c->replica
         || (c->session_hash && !rsp_is_hash(c->session_hash))
         || (!c->cookie_name != !c->cookie_hash)

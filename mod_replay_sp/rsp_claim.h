@@ -1,7 +1,7 @@
 /* The records of a claim and of a used request ID: who took it and when,
  * and, for a sign-in's claim, which session it made. Stored as
  * "v=1&r=REPLICA&t=SECONDS[&s=SESSION-HASH][&o=1][&cn=NAME&ch=HASH&l=URL]"
- * under the claim key
+ * (rsp_record.h, RSP_RECORD_FORM: values URL-encoded) under the claim key
  * (rsp_claim_key) or a request's use key; any replica (and the replay-sp
  * tool) reads what another wrote. The verdict of a claim is the store's
  * reply to create-if-absent, never this record: it only says by whom. */
@@ -26,6 +26,11 @@ typedef struct {
     const char *cookie_hash;
     const char *target;
 } rsp_claim_rec_t;
+
+/* Claim key: prefix + "a:" + base64url(SHA-256(issuer || 0x00 || id)).
+ * Returns NULL when issuer or id is NULL or empty. */
+const char *rsp_claim_key(apr_pool_t *p, const char *prefix,
+                          const char *issuer, const char *id);
 
 const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c);
 

@@ -5,105 +5,13 @@
 #include <apr_strings.h>
 
 #include "rsp_form.h"
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0'
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10
-         : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* In place; 0 on a bad escape or an escaped NUL. Runs without '%' or '+'
- * (most of a base64 value) are found by strcspn and moved whole. */
-static int unescape(char *s)
-{
-    char *o = s;
-
-    for (;;) {
-        apr_size_t run = strcspn(s, "%+");
-        if (o != s) {
-            memmove(o, s, run);
-        }
-        o += run;
-        s += run;
-        if (*s == '\0') {
-            break;
-        }
-        if (*s == '+') {
-            *o++ = ' ';
-            s++;
-        }
-        else {
-            int hi = hexval((unsigned char)s[1]);
-            int lo = hi < 0 ? -1 : hexval((unsigned char)s[2]);
-            if (lo < 0 || (hi | lo) == 0) {
-                return 0;
-            }
-            *o++ = (char)(hi << 4 | lo);
-            s += 3;
-        }
-    }
-    *o = '\0';
-    return 1;
-}
+#include "rsp_pct.h"
+#include "rsp_record.h"
 
 const char *rsp_form_value(apr_pool_t *p, const char *s, const char *name,
                            const char **why)
 {
-    const char *pair = s, *found = NULL, *end = NULL;
-    apr_size_t n = strlen(name);
-    char *v;
-
-    while (pair && *pair) {
-        const char *next = strchr(pair, '&');
-        apr_size_t len = next ? (apr_size_t)(next - pair) : strlen(pair);
-        if (len >= n && !strncmp(pair, name, n)
-            && (len == n || pair[n] == '=')) {
-            if (found) {
-                *why = apr_psprintf(p, "%s given twice", name);
-                return NULL;
-            }
-            found = len == n ? pair + n : pair + n + 1;
-            end = pair + len;
-        }
-        pair = next ? next + 1 : NULL;
-    }
-    if (!found) {
-        return NULL;
-    }
-    v = apr_pstrmemdup(p, found, (apr_size_t)(end - found));
-    if (!unescape(v)) {
-        *why = apr_psprintf(p, "bad escape in %s", name);
-        return NULL;
-    }
-    return v;
-}
-
-const char *rsp_record_field(apr_pool_t *p, const char *rec, const char *name)
-{
-    const char *why = NULL;
-
-    return rsp_form_value(p, rec, name, &why);
-}
-
-const char *rsp_form_escape(apr_pool_t *p, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    char *out = apr_palloc(p, strlen(s) * 3 + 1), *o = out;
-
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (apr_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            *o++ = (char)c;
-        }
-        else {
-            *o++ = '%';
-            *o++ = hex[c >> 4];
-            *o++ = hex[c & 15];
-        }
-    }
-    *o = '\0';
-    return out;
+    return rsp_record_get(p, RSP_RECORD_FORM, s, name, why);
 }
 
 /* The names a SAML binding carries a message or its state in. An SP reads
@@ -116,32 +24,6 @@ static const char *const saml_names[] = {
 #define N_SAML (sizeof(saml_names) / sizeof(saml_names[0]))
 #define NAME_OTHER (-1)
 #define NAME_NOT_ASCII (-2)
-
-char *rsp_form_decode_loose(apr_pool_t *p, const char *s, apr_size_t n,
-                            int flags)
-{
-    char *out = apr_palloc(p, n + 1), *o = out;
-    const char *end = s + n;
-
-    while (s < end) {
-        int hi, lo;
-        if (*s == '+' && (flags & RSP_DECODE_PLUS)) {
-            *o++ = ' ';
-            s++;
-            continue;
-        }
-        if (*s == '%' && end - s >= 3 && (hi = hexval((unsigned char)s[1])) >= 0
-            && (lo = hexval((unsigned char)s[2])) >= 0
-            && ((hi | lo) != 0 || (flags & RSP_DECODE_NUL))) {
-            *o++ = (char)(hi << 4 | lo);
-            s += 3;
-            continue;
-        }
-        *o++ = *s++;
-    }
-    *o = '\0';
-    return out;
-}
 
 /* What a parameter name reads as to a parser that folds letter case and
  * drops what precedes the first letter or digit (PHP drops leading
@@ -183,11 +65,13 @@ static const char *read_names(apr_pool_t *p, const char *text, int counts[N_SAML
     int r, i;
 
     readings[0] = text;
-    readings[1] = rsp_form_decode_loose(p, text, len, 0);
-    readings[2] = rsp_form_decode_loose(p, text, len, RSP_DECODE_PLUS);
-    readings[3] = rsp_form_decode_loose(p, readings[1], strlen(readings[1]), 0);
-    readings[4] = rsp_form_decode_loose(p, readings[2], strlen(readings[2]),
-                                        RSP_DECODE_PLUS);
+    readings[1] = rsp_pct_decode(p, text, len, RSP_PCT_LENIENT, NULL);
+    readings[2] = rsp_pct_decode(p, text, len, RSP_PCT_LENIENT | RSP_PCT_PLUS,
+                                 NULL);
+    readings[3] = rsp_pct_decode(p, readings[1], strlen(readings[1]),
+                                 RSP_PCT_LENIENT, NULL);
+    readings[4] = rsp_pct_decode(p, readings[2], strlen(readings[2]),
+                                 RSP_PCT_LENIENT | RSP_PCT_PLUS, NULL);
     memset(counts, 0, sizeof(int) * N_SAML);
     for (r = 0; r < 5; r++) {
         int here[3][N_SAML] = {{0}};
@@ -201,9 +85,10 @@ static const char *read_names(apr_pool_t *p, const char *text, int counts[N_SAML
             const char *names[3];
             int k;
             names[0] = apr_pstrmemdup(p, pair, nlen < plen ? nlen : plen);
-            names[1] = rsp_form_decode_loose(p, names[0], strlen(names[0]), 0);
-            names[2] = rsp_form_decode_loose(p, names[0], strlen(names[0]),
-                                             RSP_DECODE_PLUS);
+            names[1] = rsp_pct_decode(p, names[0], strlen(names[0]),
+                                      RSP_PCT_LENIENT, NULL);
+            names[2] = rsp_pct_decode(p, names[0], strlen(names[0]),
+                                      RSP_PCT_LENIENT | RSP_PCT_PLUS, NULL);
             for (k = 0; k < 3; k++) {
                 int which = name_reading(names[k], strlen(names[k]));
                 if (which == NAME_NOT_ASCII) {
@@ -231,26 +116,14 @@ static const char *read_names(apr_pool_t *p, const char *text, int counts[N_SAML
     return NULL;
 }
 
-/* 1 when every %XX in s is a valid escape of a byte other than NUL. */
-static int escapes_valid(const char *s)
-{
-    for (s = strchr(s, '%'); s; s = strchr(s + 1, '%')) {
-        int hi = hexval((unsigned char)s[1]);
-        int lo = hi < 0 ? -1 : hexval((unsigned char)s[2]);
-        if (lo < 0 || (hi | lo) == 0) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 const char *rsp_form_query_ambiguity(apr_pool_t *p, const char *query)
 {
     int counts[N_SAML];
     const char *why;
     apr_size_t i;
 
-    if (!escapes_valid(query)) {
+    /* every %XX a valid escape of a byte other than NUL */
+    if (!rsp_pct_decode(p, query, strlen(query), 0, NULL)) {
         return "a badly escaped query string";
     }
     if ((why = read_names(p, query, counts)) != NULL) {

@@ -3,8 +3,8 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
-#include "rsp_form.h"
 #include "rsp_path.h"
+#include "rsp_pct.h"
 
 const char *rsp_path_of_target(apr_pool_t *p, const char *target)
 {
@@ -30,7 +30,7 @@ const char *rsp_path_of_target(apr_pool_t *p, const char *target)
  * in C, reads it). */
 static char *decode(apr_pool_t *p, const char *s)
 {
-    return rsp_form_decode_loose(p, s, strlen(s), RSP_DECODE_NUL);
+    return rsp_pct_decode(p, s, strlen(s), RSP_PCT_LENIENT | RSP_PCT_NUL, NULL);
 }
 
 /* Each segment's ";parameters" removed. */

@@ -4,8 +4,8 @@
 
 #include "rsp_binding.h"
 #include "rsp_claim.h"
-#include "rsp_form.h"
 #include "rsp_pending.h"
+#include "rsp_record.h"
 #include "rsp_util.h"
 
 static const char *hashed(apr_pool_t *p, const char *prefix, const char *kind,
@@ -43,28 +43,42 @@ const char *rsp_pending_encode(apr_pool_t *p, const char *idp, const char *sp,
                                const char *token, const char *return_to,
                                const char *binding)
 {
-    return apr_pstrcat(p, "v=1&i=", rsp_form_escape(p, idp),
-                       "&p=", rsp_form_escape(p, sp),
-                       "&h=", rsp_sha256_b64url(p, token, strlen(token)),
-                       "&u=", rsp_form_escape(p, return_to),
-                       binding ? "&b=" : "",
-                       binding ? rsp_sha256_b64url(p, binding, strlen(binding))
-                               : "", NULL);
+    const rsp_record_field_t f[] = {
+        {"v", "1"},
+        {"i", idp},
+        {"p", sp},
+        {"h", rsp_sha256_b64url(p, token, strlen(token))},
+        {"u", return_to},
+        {"b", binding ? rsp_sha256_b64url(p, binding, strlen(binding)) : NULL}
+    };
+
+    return rsp_record_encode(p, RSP_RECORD_FORM, f,
+                             (int)(sizeof(f) / sizeof(f[0])));
 }
+
+/* A field given twice or badly escaped reads as absent. */
+enum { F_V, F_I, F_P, F_H, F_U, F_B, F_N };
 
 rsp_pending_t *rsp_pending_decode(apr_pool_t *p, const char *val)
 {
-    rsp_pending_t *pd = apr_pcalloc(p, sizeof(*pd));
-    const char *v = val ? rsp_record_field(p, val, "v") : NULL;
+    static const char *const names[F_N] = {"v", "i", "p", "h", "u", "b"};
+    rsp_pending_t *pd;
+    const char *f[F_N];
 
-    if (!v || strcmp(v, "1") != 0) {
+    if (!val) {
         return NULL;
     }
-    pd->idp = rsp_record_field(p, val, "i");
-    pd->sp = rsp_record_field(p, val, "p");
-    pd->relay_hash = rsp_record_field(p, val, "h");
-    pd->return_to = rsp_record_field(p, val, "u");
-    pd->bind_hash = rsp_record_field(p, val, "b");
+    rsp_record_lookup(p, RSP_RECORD_FORM, val, strlen(val), names, F_N, f,
+                      NULL);
+    if (!f[F_V] || strcmp(f[F_V], "1") != 0) {
+        return NULL;
+    }
+    pd = apr_pcalloc(p, sizeof(*pd));
+    pd->idp = f[F_I];
+    pd->sp = f[F_P];
+    pd->relay_hash = f[F_H];
+    pd->return_to = f[F_U];
+    pd->bind_hash = f[F_B];
     if (!pd->idp || !pd->sp || !pd->relay_hash || !pd->return_to
         || (pd->bind_hash && !*pd->bind_hash)) {
         return NULL;

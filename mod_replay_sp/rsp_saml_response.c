@@ -43,6 +43,7 @@
 #include "rsp_metadata.h"
 #include "rsp_saml_int.h"
 #include "rsp_util.h"
+#include "rsp_window.h"
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
 

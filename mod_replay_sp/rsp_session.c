@@ -5,95 +5,59 @@
 #include <apr_strings.h>
 #include <apr_lib.h>
 
+#include "rsp_record.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
 
-static const char *esc(apr_pool_t *p, const char *s)
+const char *rsp_session_hash(apr_pool_t *p, const char *session_id)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    char *out, *o;
-
-    if (!s) {
-        return NULL;
-    }
-    out = o = apr_palloc(p, strlen(s) * 3 + 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c <= 0x20 || c >= 0x7f || c == '%' || c == '&' || c == '=') {
-            *o++ = '%';
-            *o++ = hex[c >> 4];
-            *o++ = hex[c & 15];
-        }
-        else {
-            *o++ = (char)c;
-        }
-    }
-    *o = '\0';
-    return out;
+    return session_id ? rsp_sha256_b64url(p, session_id, strlen(session_id))
+                      : NULL;
 }
 
-static int hexval(int c)
+const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
+                                    const char *hash)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
+    return hash ? apr_pstrcat(p, prefix ? prefix : "", "s:", hash, NULL) : NULL;
 }
 
-static char *unesc(apr_pool_t *p, const char *s, apr_size_t len)
+const char *rsp_session_key(apr_pool_t *p, const char *prefix,
+                            const char *session_id)
 {
-    char *out = apr_palloc(p, len + 1), *o = out;
-    apr_size_t i;
-
-    for (i = 0; i < len; i++) {
-        if (s[i] == '%') {
-            int hi, lo;
-            if (i + 2 >= len) {
-                return NULL;
-            }
-            hi = hexval((unsigned char)s[i + 1]);
-            lo = hexval((unsigned char)s[i + 2]);
-            if (hi < 0 || lo < 0 || (hi | lo) == 0) {
-                return NULL;
-            }
-            *o++ = (char)(hi << 4 | lo);
-            i += 2;
-        }
-        else {
-            *o++ = s[i];
-        }
-    }
-    *o = '\0';
-    return out;
+    return rsp_session_key_of_hash(p, prefix, rsp_session_hash(p, session_id));
 }
 
+/* Sessions keep their escaping (RSP_RECORD_SESSION): '+' and most
+ * punctuation are written as they are. */
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s)
 {
-    const char *out = apr_psprintf(
-        p, "v=1&sp=%s&iss=%s&nid=%s&ct=%" APR_TIME_T_FMT "&exp=%" APR_TIME_T_FMT,
-        esc(p, s->sp), esc(p, s->issuer), esc(p, s->name_id), s->created,
-        s->expires);
+    const rsp_record_field_t head[] = {
+        {"v", "1"},
+        {"sp", s->sp},
+        {"iss", s->issuer},
+        {"nid", s->name_id},
+        {"ct", rsp_record_number(p, s->created)},
+        {"exp", rsp_record_number(p, s->expires)},
+        {"nidf", s->name_id_format},
+        {"sidx", s->session_index},
+        {"ch", s->claim_hash}
+    };
+    int nhead = (int)(sizeof(head) / sizeof(head[0]));
+    int nattrs = s->attributes ? s->attributes->nelts : 0, i;
+    rsp_record_field_t *f =
+        apr_palloc(p, sizeof(*f) * (apr_size_t)(nhead + 2 * nattrs));
 
-    if (s->name_id_format) {
-        out = apr_pstrcat(p, out, "&nidf=", esc(p, s->name_id_format), NULL);
-    }
-    if (s->session_index) {
-        out = apr_pstrcat(p, out, "&sidx=", esc(p, s->session_index), NULL);
-    }
-    if (s->claim_hash) {
-        out = apr_pstrcat(p, out, "&ch=", esc(p, s->claim_hash), NULL);
-    }
+    memcpy(f, head, sizeof(head));
     /* Attributes: each value as a pair of fields, name then value. */
-    if (s->attributes) {
-        int i;
-        for (i = 0; i < s->attributes->nelts; i++) {
-            const rsp_attribute_t *a =
-                &APR_ARRAY_IDX(s->attributes, i, rsp_attribute_t);
-            out = apr_pstrcat(p, out, "&an=", esc(p, a->name), "&av=",
-                              esc(p, a->value), NULL);
-        }
+    for (i = 0; i < nattrs; i++) {
+        const rsp_attribute_t *a =
+            &APR_ARRAY_IDX(s->attributes, i, rsp_attribute_t);
+        f[nhead + 2 * i].name = "an";
+        f[nhead + 2 * i].value = a->name;
+        f[nhead + 2 * i + 1].name = "av";
+        f[nhead + 2 * i + 1].value = a->value;
     }
-    return out;
+    return rsp_record_encode(p, RSP_RECORD_SESSION, f, nhead + 2 * nattrs);
 }
 
 static int parse_time_field(const char *v, apr_time_t *out)
@@ -117,32 +81,30 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
                                 const char *data, apr_size_t len)
 {
     rsp_session_t *s = apr_pcalloc(p, sizeof(*s));
-    const char *cur = data, *end = data + len, *ct = NULL, *exp = NULL;
-    const char *version = NULL, **slot, *pending = NULL;
+    const char *ct = NULL, *exp = NULL, *version = NULL, **slot;
+    const char *pending = NULL;
+    rsp_record_iter_t it;
+    rsp_record_piece_t f;
 
     if (memchr(data, '\0', len)) {
         return APR_EINVAL;
     }
-    while (cur < end) {
-        const char *amp = memchr(cur, '&', (apr_size_t)(end - cur));
-        const char *fend = amp ? amp : end;
-        const char *eq = memchr(cur, '=', (apr_size_t)(fend - cur));
-        const char *k, *v;
+    rsp_record_iter_init(&it, data, len);
+    while (rsp_record_next(&it, &f)) {
+        const char *v;
 
-        if (!eq) {
+        if (!f.value) {
             return APR_EINVAL;
         }
-        k = apr_pstrmemdup(p, cur, (apr_size_t)(eq - cur));
-        v = unesc(p, eq + 1, (apr_size_t)(fend - eq - 1));
-        if (!v) {
+        if (!(v = rsp_record_unescape(p, RSP_RECORD_SESSION, &f))) {
             return APR_EINVAL;
         }
-        if (!strcmp(k, "an") || !strcmp(k, "av")) {
+        if (rsp_record_is(&f, "an") || rsp_record_is(&f, "av")) {
             /* an=NAME then av=VALUE, repeated: the only repeated fields */
             if (!s->attributes) {
                 s->attributes = apr_array_make(p, 4, sizeof(rsp_attribute_t));
             }
-            if (k[1] == 'n') {
+            if (f.name[1] == 'n') {
                 if (pending) {
                     return APR_EINVAL;
                 }
@@ -158,18 +120,17 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
                 a->value = v;
                 pending = NULL;
             }
-            cur = amp ? amp + 1 : end;
             continue;
         }
-        if (!strcmp(k, "v")) slot = &version;
-        else if (!strcmp(k, "sp")) slot = &s->sp;
-        else if (!strcmp(k, "iss")) slot = &s->issuer;
-        else if (!strcmp(k, "nid")) slot = &s->name_id;
-        else if (!strcmp(k, "nidf")) slot = &s->name_id_format;
-        else if (!strcmp(k, "sidx")) slot = &s->session_index;
-        else if (!strcmp(k, "ch")) slot = &s->claim_hash;
-        else if (!strcmp(k, "ct")) slot = &ct;
-        else if (!strcmp(k, "exp")) slot = &exp;
+        if (rsp_record_is(&f, "v")) slot = &version;
+        else if (rsp_record_is(&f, "sp")) slot = &s->sp;
+        else if (rsp_record_is(&f, "iss")) slot = &s->issuer;
+        else if (rsp_record_is(&f, "nid")) slot = &s->name_id;
+        else if (rsp_record_is(&f, "nidf")) slot = &s->name_id_format;
+        else if (rsp_record_is(&f, "sidx")) slot = &s->session_index;
+        else if (rsp_record_is(&f, "ch")) slot = &s->claim_hash;
+        else if (rsp_record_is(&f, "ct")) slot = &ct;
+        else if (rsp_record_is(&f, "exp")) slot = &exp;
         else slot = NULL; /* written by a newer replica: ignore */
         if (slot) {
             if (*slot) {
@@ -177,7 +138,6 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
             }
             *slot = v;
         }
-        cur = amp ? amp + 1 : end;
     }
     if (pending || !version || strcmp(version, "1") != 0 || !s->sp || !*s->sp
         || !s->issuer || !*s->issuer || !s->name_id || !*s->name_id

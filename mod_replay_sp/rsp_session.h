@@ -1,6 +1,8 @@
 /* Session records as stored in the shared store (under a hash of the
- * session ID, never the ID itself). Encoded as "v=1&k=v&..." with
- * percent-escaped values, so any replica can read what another wrote. */
+ * session ID, never the ID itself: rsp_session_key). Encoded as
+ * "v=1&k=v&..." (rsp_record.h, RSP_RECORD_SESSION: only controls, space,
+ * bytes above 0x7E, '%', '&' and '=' escaped), so any replica can read
+ * what another wrote. */
 #ifndef RSP_SESSION_H
 #define RSP_SESSION_H
 
@@ -25,6 +27,15 @@ typedef struct {
     apr_time_t expires;
     apr_array_header_t *attributes; /* rsp_attribute_t; may be NULL */
 } rsp_session_t;
+
+/* Session key: prefix + "s:" + base64url(SHA-256(session id)). The
+ * session's hash (what claims and the logout index record) is the part
+ * after "s:"; NULL in, NULL out. */
+const char *rsp_session_key(apr_pool_t *p, const char *prefix,
+                            const char *session_id);
+const char *rsp_session_hash(apr_pool_t *p, const char *session_id);
+const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
+                                    const char *hash);
 
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s);
 

@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "rsp_session.h"
 #include "rsp_signin.h"
 #include "rsp_util.h"
 

@@ -3,43 +3,8 @@
 #include <apr_strings.h>
 #include <apr_lib.h>
 
+#include "rsp_pct.h"
 #include "rsp_url.h"
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Percent-decode [s, s+len); NULL on a bad escape or a decoded NUL. */
-static char *pct_decode(apr_pool_t *p, const char *s, apr_size_t len)
-{
-    char *out = apr_palloc(p, len + 1), *o = out;
-    apr_size_t i;
-
-    for (i = 0; i < len; i++) {
-        if (s[i] == '%') {
-            int hi, lo;
-            if (i + 2 >= len) {
-                return NULL;
-            }
-            hi = hexval((unsigned char)s[i + 1]);
-            lo = hexval((unsigned char)s[i + 2]);
-            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-                return NULL;
-            }
-            *o++ = (char)(hi * 16 + lo);
-            i += 2;
-        }
-        else {
-            *o++ = s[i];
-        }
-    }
-    *o = '\0';
-    return out;
-}
 
 /* A decimal number in [min, max] spanning exactly [s, s+len). */
 static int parse_int(const char *s, apr_size_t len, int min, int max, int *out)
@@ -178,8 +143,11 @@ static apr_status_t parse_credentials(rsp_store_url_t *u, apr_pool_t *p,
     if (!c) {
         FAIL("credentials must be user:password@ (user may be empty)");
     }
-    u->user = c > cred ? pct_decode(p, cred, (apr_size_t)(c - cred)) : NULL;
-    u->password = pct_decode(p, c + 1, (apr_size_t)(at - c - 1));
+    /* percent-decoded strictly: a bad escape or %00 refused, '+' itself */
+    u->user = c > cred ? rsp_pct_decode(p, cred, (apr_size_t)(c - cred), 0,
+                                        NULL)
+                       : NULL;
+    u->password = rsp_pct_decode(p, c + 1, (apr_size_t)(at - c - 1), 0, NULL);
     if ((c > cred && !u->user) || !u->password) {
         FAIL("bad percent-escape in the credentials");
     }
@@ -248,7 +216,7 @@ static apr_status_t parse_unix(rsp_store_url_t *u, apr_pool_t *p,
         FAIL("redis+unix:// needs an absolute socket path, "
              "e.g. redis+unix:///run/redis/redis.sock");
     }
-    u->path = pct_decode(p, rest, plen);
+    u->path = rsp_pct_decode(p, rest, plen, 0, NULL);
     if (!u->path) {
         FAIL("bad percent-escape in the socket path");
     }

@@ -19,8 +19,9 @@ top=$(pwd)
 fz=tests/fuzz
 build=$fz/build
 
-ALL="fuzz_form fuzz_url fuzz_redirect fuzz_records fuzz_monitor \
-fuzz_redirect_sig fuzz_saml_response fuzz_memcache"
+ALL="fuzz_form fuzz_pct fuzz_url fuzz_redirect fuzz_records \
+fuzz_record_codec fuzz_monitor fuzz_redirect_sig fuzz_saml_response \
+fuzz_memcache"
 TOTAL_SECONDS=45
 
 usage() {
@@ -166,6 +167,8 @@ max_len() {
     fuzz_url) echo 1024 ;;
     fuzz_redirect) echo 4096 ;;
     fuzz_records) echo 4096 ;;
+    fuzz_pct) echo 4096 ;;
+    fuzz_record_codec) echo 4096 ;;
     fuzz_form) echo 16384 ;;
     fuzz_monitor) echo 16384 ;;
     fuzz_redirect_sig) echo 8192 ;;

@@ -1,4 +1,5 @@
-/* The form reader (rsp_form.h: queries, the ACS form, the store's records)
+/* The form reader (rsp_form.h, rsp_record.h: queries, the ACS form, the
+ * store's records)
  * and the strict base64 decoder the ACS reads SAMLResponse with
  * (rsp_b64_decode). The input is one query, form body or base64 text. */
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "fuzz_common.h"
 #include "rsp_form.h"
 #include "rsp_path.h"
+#include "rsp_pct.h"
+#include "rsp_record.h"
 #include "rsp_util.h"
 
 static int escaped_ok(const char *e)
@@ -27,10 +30,12 @@ static int escaped_ok(const char *e)
     return 1;
 }
 
-/* rsp_form_escape's output reads back as its input. */
+/* What claims and pending requests escape their values with reads back
+ * as its input. */
 static void check_escape(apr_pool_t *p, const char *value)
 {
-    const char *e = rsp_form_escape(p, value), *back, *why = NULL;
+    const char *e = rsp_pct_escape(p, value, RSP_PCT_UNRESERVED), *back;
+    const char *why = NULL;
 
     FUZZ_ASSERT(escaped_ok(e));
     back = rsp_form_value(p, apr_pstrcat(p, "a=1&k=", e, "&b=2", NULL), "k",
@@ -38,10 +43,12 @@ static void check_escape(apr_pool_t *p, const char *value)
     FUZZ_ASSERT(back && !strcmp(back, value));
 }
 
-static void check_field(apr_pool_t *p, const char *s, const char *name)
+/* v: the value of name that rsp_form_value read in s; r: the one read
+ * with other names in one pass (rsp_record_lookup). */
+static void check_field(apr_pool_t *p, const char *s, const char *name,
+                        const char *r)
 {
     const char *why = NULL, *v = rsp_form_value(p, s, name, &why);
-    const char *r = rsp_record_field(p, s, name);
 
     FUZZ_ASSERT(fuzz_str_eq(v, r));
     if (v) {
@@ -156,20 +163,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const names[] = {
+#define N_NAMES 7
+    static const char *const names[N_NAMES] = {
         "SAMLResponse", "RelayState", "SAMLRequest", "v", "r", "t", ""
     };
     apr_pool_t *p = fuzz_pool_begin();
     const char *s = fuzz_cstr(p, data, size);
-    const char *first, *why;
+    const char *first, *why, *names_all[N_NAMES + 1], *values[N_NAMES + 1];
     apr_size_t i;
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        check_field(p, s, names[i]);
-    }
     /* The name of the input's first field, whatever it is. */
     first = apr_pstrmemdup(p, s, strcspn(s, "=&"));
-    check_field(p, s, first);
+    memcpy(names_all, names, sizeof(names));
+    names_all[N_NAMES] = first;
+    rsp_record_lookup(p, RSP_RECORD_FORM, s, strlen(s), names_all,
+                      N_NAMES + 1, values, NULL);
+    for (i = 0; i < N_NAMES + 1; i++) {
+        /* a name listed twice is looked up once: the first */
+        apr_size_t j;
+        for (j = 0; j < i && strcmp(names_all[j], names_all[i]); j++) {
+        }
+        check_field(p, s, names_all[i], values[j]);
+    }
 
     /* A body the guard finds unambiguous has each SAML field at most once
      * for the ACS's reader; a query it passes has none. */

@@ -1,4 +1,5 @@
-/* Unit tests for rsp_form.c: the urlencoded-field reader and escaper. */
+/* Unit tests for rsp_form.c: the urlencoded-field reader and the
+ * ambiguity checks. */
 #include <string.h>
 
 #include "rsp_unit.h"
@@ -54,25 +55,6 @@ START_TEST(test_refusals)
     ck_assert_str_eq(why, "bad escape in a");
     ck_assert_ptr_null(value("a=+%g0", "a", &why));
     ck_assert_str_eq(why, "bad escape in a");
-    ck_assert_ptr_null(rsp_record_field(pool, "v=1&r=a&r=b", "r"));
-}
-END_TEST
-
-START_TEST(test_escape_round_trip)
-{
-    static const char *const in[] = {"plain", "a b&c=d%e", "host:8443",
-                                     "https://app.example/x?y=1&z=2",
-                                     "caf\xc3\xa9 +", "~-._"};
-    apr_size_t i;
-
-    ck_assert_str_eq(rsp_form_escape(pool, "a b&c"), "a%20b%26c");
-    ck_assert_str_eq(rsp_form_escape(pool, "~-._"), "~-._");
-    for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-        const char *rec = apr_pstrcat(pool, "v=1&x=", rsp_form_escape(pool, in[i]),
-                                      "&y=2", NULL);
-        ck_assert_str_eq(rsp_record_field(pool, rec, "x"), in[i]);
-        ck_assert_str_eq(rsp_record_field(pool, rec, "y"), "2");
-    }
 }
 END_TEST
 
@@ -161,21 +143,6 @@ START_TEST(test_query_ambiguity)
 }
 END_TEST
 
-START_TEST(test_decode_loose)
-{
-    const char *in = "a+b%41%zz%4%00c%2Bd";
-
-    ck_assert_str_eq(rsp_form_decode_loose(pool, in, strlen(in), 0), "a+bA%zz%4%00c+d");
-    ck_assert_str_eq(rsp_form_decode_loose(pool, in, strlen(in), RSP_DECODE_PLUS),
-                     "a bA%zz%4%00c+d");
-    /* with RSP_DECODE_NUL the text ends where %00 was */
-    ck_assert_str_eq(rsp_form_decode_loose(pool, in, strlen(in), RSP_DECODE_NUL), "a+bA%zz%4");
-    /* only n bytes are read */
-    ck_assert_str_eq(rsp_form_decode_loose(pool, "%41%42", 3, 0), "A");
-    ck_assert_str_eq(rsp_form_decode_loose(pool, "%41%42", 5, 0), "A%4");
-}
-END_TEST
-
 static Suite *form_suite(void)
 {
     Suite *s = suite_create("rsp_form");
@@ -184,10 +151,8 @@ static Suite *form_suite(void)
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_values);
     tcase_add_test(tc, test_refusals);
-    tcase_add_test(tc, test_escape_round_trip);
     tcase_add_test(tc, test_ambiguity);
     tcase_add_test(tc, test_query_ambiguity);
-    tcase_add_test(tc, test_decode_loose);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -65,6 +65,17 @@ static void assert_clean_encoding(const char *enc)
     }
 }
 
+START_TEST(test_session_key_known_answer)
+{
+    const char *k = rsp_session_key(pool, "rsp:", "session-1");
+
+    ck_assert_str_eq(k, "rsp:s:hAl4KPwxqMjSkhDfSJAahd5_0BP2hrF7530b4py3qYs");
+    ck_assert_str_ne(k, rsp_session_key(pool, "rsp:", "session-2"));
+    ck_assert_str_eq(rsp_session_key(pool, NULL, "session-1"),
+                     "s:hAl4KPwxqMjSkhDfSJAahd5_0BP2hrF7530b4py3qYs");
+}
+END_TEST
+
 START_TEST(test_round_trip_all_fields)
 {
     rsp_session_t in, *out = NULL;
@@ -362,6 +373,7 @@ static Suite *session_suite(void)
 
     tc = tcase_create("codec");
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_add_test(tc, test_session_key_known_answer);
     tcase_add_test(tc, test_round_trip_all_fields);
     tcase_add_test(tc, test_round_trip_optional_absent);
     tcase_add_test(tc, test_encode_escapes);

@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 
 #include "rsp_claim.h"
+#include "rsp_session.h"
 #include "rsp_signin.h"
 #include "rsp_store.h"
 #include "rsp_util.h"
@@ -1113,6 +1114,83 @@ START_TEST(test_mem_store)
 }
 END_TEST
 
+/* The take-over rule on records as a claim decodes them: whole seconds,
+ * up to the latest time a record can carry. */
+START_TEST(test_may_take_over_record_times)
+{
+    rsp_claim_rec_t rec;
+    apr_time_t now = apr_time_from_sec(1764581000);
+    apr_interval_time_t age = apr_time_from_sec(4);
+
+    memset(&rec, 0, sizeof(rec));
+    rec.replica = "r1";
+    rec.open = 1;
+    /* claimed is whole seconds: age + 1 s must have passed */
+    rec.claimed = now - apr_time_from_sec(6);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 1);
+    rec.claimed = now - apr_time_from_sec(5);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    rec.claimed = now;
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    /* a completed sign-in's claim: never, however old */
+    rec.open = 0;
+    rec.claimed = now - apr_time_from_sec(86400);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    /* the latest time a record can carry (9999-12-31): in the future,
+     * never taken over, and no overflow on the way */
+    ck_assert_int_eq(rsp_claim_decode(&rec, pool, "v=1&r=a&t=253402300799&o=1"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, age), 0);
+    ck_assert_int_eq(rsp_signin_may_take_over(&rec, now, APR_INT64_C(1) << 40), 0);
+}
+END_TEST
+
+/* The re-post rule: only the browser whose session the claim records (by
+ * the hash of its cookie) gets its first answer again; anyone else posting
+ * the same response is a replay. */
+START_TEST(test_repost_rule)
+{
+    rsp_claim_result_t c;
+    const char *sid = "S3ss10n-1d-of-the-w1nner";
+
+    memset(&c, 0, sizeof(c));
+    c.verdict = RSP_CLAIM_TAKEN;
+    c.taker_known = 1;
+    c.taker.replica = "r1";
+    c.taker.session_hash = rsp_session_hash(pool, sid);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 1);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, "another-browser"), 0);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, NULL), 0);
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, ""), 0);
+    /* the hash is what is compared, never the value itself */
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, c.taker.session_hash), 0);
+    /* a claim that records no session (the guard's), or unreadable */
+    c.taker.session_hash = NULL;
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 0);
+    c.taker.session_hash = rsp_session_hash(pool, sid);
+    c.taker_known = 0;
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 0);
+    /* a won claim is no re-post */
+    c.taker_known = 1;
+    c.verdict = RSP_CLAIM_WON;
+    ck_assert_int_eq(rsp_signin_is_repost(&c, pool, sid), 0);
+
+    /* the guard: the SP's cookie, by its hash */
+    memset(&c, 0, sizeof(c));
+    c.verdict = RSP_CLAIM_TAKEN;
+    c.taker_known = 1;
+    c.taker.cookie_name = "mellon-cookie";
+    c.taker.cookie_hash = rsp_sha256_b64url(pool, "v4lue", 5);
+    c.taker.target = "/app/";
+    ck_assert_str_eq(rsp_signin_repost_target(&c, pool, "v4lue"), "/app/");
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, "v4lue2"));
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, ""));
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, NULL));
+    c.taker.target = NULL;
+    ck_assert_ptr_null(rsp_signin_repost_target(&c, pool, "v4lue"));
+}
+END_TEST
+
 static Suite *signin_suite(void)
 {
     Suite *s = suite_create("rsp_signin");
@@ -1132,6 +1210,8 @@ static Suite *signin_suite(void)
     tcase_add_test(tc, test_is_repost);
     tcase_add_test(tc, test_repost_target);
     tcase_add_test(tc, test_may_take_over);
+    tcase_add_test(tc, test_may_take_over_record_times);
+    tcase_add_test(tc, test_repost_rule);
     tcase_add_test(tc, test_takeover_not_allowed);
     tcase_add_test(tc, test_takeover_once);
     tcase_add_test(tc, test_takeover_sequential);

@@ -29,6 +29,7 @@
 #include <hiredis.h>
 
 #include "rsp_store.h"
+#include "rsp_claim.h"
 #include "rsp_url.h"
 #include "rsp_util.h"
 
