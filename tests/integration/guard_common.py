@@ -11,7 +11,9 @@ import urllib.parse
 import pytest
 import requests
 
-from harness import HarnessError, bad_log_lines, claim_key
+from common import HarnessError
+from httpd_fleet import bad_log_lines
+from stores import claim_key
 
 PAGE = "/app/page.html"
 BURST = 50

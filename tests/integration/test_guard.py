@@ -16,12 +16,13 @@ import urllib.parse
 import pytest
 import requests
 
-import harness
+import httpd_fleet
+from httpd_fleet import Fleet
+from stores import claim_key
 from guard_common import (BURST, CORPUS, CORPUS_IDS, PAGE, Minter, claims, post,
                           run_corpus_case, start_fleet)
-from harness import Fleet, claim_key
 
-MELLON_SO = os.path.join(harness.APACHE_MODULES, "mod_auth_mellon.so")
+MELLON_SO = os.path.join(httpd_fleet.APACHE_MODULES, "mod_auth_mellon.so")
 MELLON_SP = "https://sp.mellon.test.example/mellon/metadata"
 OWN_SP = "https://sp.rsp.test.example/own/metadata"
 POST_RESPONSE = "/mellon/postResponse"

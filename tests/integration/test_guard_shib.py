@@ -20,11 +20,12 @@ import urllib.parse
 import pytest
 import requests
 
-import harness
+import http_client
+from httpd_fleet import Fleet
+from stores import claim_key
 import shib
 from guard_common import (BURST, CORPUS, CORPUS_IDS, PAGE, Minter, claims, post,
                           run_corpus_case, start_fleet)
-from harness import Fleet, claim_key
 
 SHIB_SP = "https://sp.shib.test.example/shibboleth"
 POST_RESPONSE = shib.POST_PATH
@@ -195,7 +196,7 @@ def test_guarded_fresh_response_gets_shibboleths_session(guarded, shib_saml, sto
     r = post(guarded.post_url, b64)
     assert shib_accepted(r), (r.status_code, r.headers, r.text[:300])
     assert r.headers["Location"] == guarded.public + PAGE, r.headers["Location"]
-    set_cookie = [c for c in harness.set_cookie_headers(r)
+    set_cookie = [c for c in http_client.set_cookie_headers(r)
                   if c.startswith(shib.SESSION_COOKIE_PREFIX)]
     assert len(set_cookie) == 1 and "secure" not in set_cookie[0].lower(), set_cookie
     replica = r.headers.get("X-RSP-Replica")

@@ -21,10 +21,16 @@ import time
 
 import pytest
 
-import harness
-from conftest import Saml
-from harness import (HarnessError, Httpd, MemcachedServer, RedisServer, TAGS, free_port,
-                     post_acs, session_cookie, sp_conf_body)
+import common
+import httpd_fleet
+import memcached_nodes
+import redis_nodes
+from common import HarnessError, free_port
+from http_client import post_acs, session_cookie
+from httpd_fleet import TAGS, Httpd, sp_conf_body
+from memcached_nodes import MemcachedServer
+from redis_nodes import RedisServer
+from idp_tools import Saml
 from test_fleet import PAGE
 
 TIMEOUT_MS = 500
@@ -44,7 +50,7 @@ class Pki:
     """A CA and certificates it signed (plus an unrelated CA), in d."""
 
     def __init__(self, d):
-        self.d = harness.make_dir(d)
+        self.d = common.make_dir(d)
         self.ca = self._ca("ca", "rsp test store CA")
         self.rogue_ca = self._ca("rogue-ca", "rsp unrelated CA")
         # the store's own names: a DNS name and an IP address
@@ -112,7 +118,7 @@ class TlsRedis(RedisServer):
         return [l for l in text.splitlines() if "laddr=127.0.0.1:%d " % self.tls_port in l]
 
 
-class TlsClusterNode(harness.ClusterNode):
+class TlsClusterNode(redis_nodes.ClusterNode):
     """A cluster node: its plaintext port for the tests' client, a TLS port
     for the module, and the cluster bus and replication over TLS (so that
     CLUSTER SHARDS and MOVED give the TLS ports)."""
@@ -132,7 +138,7 @@ class TlsClusterNode(harness.ClusterNode):
 
 def tls_cluster(workdir, pki, replicas=0):
     """A three-master cluster over TLS (started)."""
-    c = harness.RedisCluster(workdir, name="tlscl", replicas=replicas,
+    c = redis_nodes.RedisCluster(workdir, name="tlscl", replicas=replicas,
                              make_node=lambda d: TlsClusterNode(d, pki.server, pki.ca))
     try:
         c.start()
@@ -156,7 +162,7 @@ class TlsMemcached(MemcachedServer):
     def argv(self):
         crt, key = self.cert
         user = ["-u", "www-data"] if os.geteuid() == 0 else []
-        return [harness.MEMCACHED, "-l", "notls:127.0.0.1:%d,127.0.0.1:%d"
+        return [memcached_nodes.MEMCACHED, "-l", "notls:127.0.0.1:%d,127.0.0.1:%d"
                 % (self.port, self.tls_port), "-Z", "-o",
                 "ssl_chain_cert=%s,ssl_key=%s" % (crt, key)] + user + list(self.options)
 
@@ -239,7 +245,7 @@ def tls_extra(ca=None, cert=None, key=None, debug=False, monitor=False):
 
 @pytest.fixture(scope="module")
 def tls_fleet(workdir, module_so, sp_config, tls_redis, pki):
-    f = harness.started_fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
+    f = httpd_fleet.started_fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
                               store_url=tls_redis.tls_url(), sp=sp_config, n_replicas=2,
                               threads=8, start_servers=1, server_extra=tls_extra(ca=pki.ca))
     yield f
@@ -357,7 +363,7 @@ class TlsSentinel:
     port (and talking TLS to it): it names that port."""
 
     def __init__(self, workdir, pki, master_tls_port, name="rspmaster"):
-        self.dir = harness.make_dir(workdir)
+        self.dir = common.make_dir(workdir)
         self.port = free_port()
         self.conf = os.path.join(self.dir, "sentinel.conf")
         crt, key = pki.server
@@ -372,15 +378,15 @@ class TlsSentinel:
 
     def start(self):
         with open(os.path.join(self.dir, "stdout"), "ab") as out:
-            self.proc = subprocess.Popen([harness.REDIS_SERVER, self.conf, "--sentinel"],
+            self.proc = subprocess.Popen([redis_nodes.REDIS_SERVER, self.conf, "--sentinel"],
                                          stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
-        harness.wait_for(lambda: harness.port_open(self.port), 20,
+        common.wait_for(lambda: common.port_open(self.port), 20,
                          what="TLS sentinel on port %d" % self.port)
         return self
 
     def stop(self):
-        harness.stop_server(self.proc, self.port, "sentinel", harness.STOP_TIMEOUT)
+        common.stop_server(self.proc, self.port, "sentinel", common.STOP_TIMEOUT)
 
 
 @pytest.mark.expect_log("replay_refused")
@@ -617,7 +623,7 @@ def test_good_tls_settings_pass_configtest(tls_instance, pki):
 # --------------------------------------------------------------------------
 
 def test_tool_check_over_tls(tls_redis, pki):
-    tool = os.path.join(harness.REPO, "tools", "replay-sp")
+    tool = os.path.join(common.REPO, "tools", "replay-sp")
 
     def run(*args):
         return subprocess.run([tool] + list(args), capture_output=True, text=True, timeout=30)
