@@ -66,6 +66,15 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "also_cluster: run this fleet test on the Redis Cluster backend too")
+    # test_guard.py: the SP the guard is in front of (its guarded_sp parameter)
+    config.addinivalue_line(
+        "markers", "only_sp(*names): run this guard test only for these SPs")
+    config.addinivalue_line(
+        "markers", "per_sp(argname, **values): a guard test parameter whose values "
+        "depend on the SP (values: SP name -> list)")
+    config.addinivalue_line(
+        "markers", "sp_expect_log(**tags): expect_log for one SP's run of a guard test "
+        "(SP name -> tuple of tags)")
 
 
 def pytest_generate_tests(metafunc):
@@ -82,16 +91,33 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("backend", names, indirect=True, scope="session")
 
 
+# Parameters (module scope) that choose a fleet of a test module's own:
+# test_guard.py's guarded_sp, the SP the guard is in front of.
+FLEET_PARAMS = ("guarded_sp",)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     """Group the tests by backend (pytest's own grouping of session-scoped
     parameters is greedy per module and would start some fleets twice):
     first the tests that use no backend, then every test on redis, then on
-    memcached1, then on memcached2; the order within a group is kept."""
-    def rank(item):
+    memcached1, then on memcached2; within a backend, the tests of each
+    value of a FLEET_PARAMS parameter together (after the others), so that
+    the fleet it chooses starts once; the order within a group is kept."""
+    def params(item):
         cs = getattr(item, "callspec", None)
-        b = cs.params.get("backend") if cs is not None else None
-        return BACKENDS.index(b) + 1 if b in BACKENDS else 0
+        return cs.params if cs is not None else {}
+    firsts = {}
+    for item in items:
+        for p in FLEET_PARAMS:
+            if p in params(item):
+                firsts.setdefault((p, params(item)[p]), len(firsts))
+
+    def rank(item):
+        ps = params(item)
+        b = ps.get("backend")
+        return (BACKENDS.index(b) + 1 if b in BACKENDS else 0,
+                tuple(firsts.get((p, ps.get(p)), -1) for p in FLEET_PARAMS))
     items[:] = sorted(items, key=rank)
 
 
