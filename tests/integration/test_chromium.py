@@ -33,7 +33,7 @@ IDP_ENTITY = "https://chromium-idp.test.example/idp"
 
 @pytest.fixture(scope="module")
 def pki(workdir):
-    from test_tls import Pki
+    from tls_stores import Pki
     return Pki(os.path.join(workdir, "chromium-pki"))
 
 
@@ -67,9 +67,9 @@ def bfleet(workdir, module_so, redis, sp_config, pki, http_idp):
     # the IdP knows the ACS (the balancer's port) and mints for this SP
     http_idp.sp_entity_id = sp["entity_id"]
     f = httpd_fleet.started_fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
-                              store_url=redis.url, sp=sp, n_replicas=2, threads=8,
-                              start_servers=1, tls=pki.server,
-                              balancer_port=http_idp.balancer_port)
+                                  store_url=redis.url, sp=sp, n_replicas=2, threads=8,
+                                  start_servers=1, tls=pki.server,
+                                  balancer_port=http_idp.balancer_port)
     assert f.acs_url == http_idp.acs_url
     yield f
     f.stop()

@@ -53,7 +53,8 @@ def test_good_configuration_passes_configtest_and_starts(make_instance, redis):
 
 def test_good_memcache_configuration_passes_configtest_and_starts(make_instance, workdir):
     """Two memcached servers, in order (the order is the key mapping)."""
-    servers = [memcached_nodes.MemcachedServer(os.path.join(workdir, "config", "mc-" + n)) for n in "ab"]
+    servers = [memcached_nodes.MemcachedServer(os.path.join(workdir, "config", "mc-" + n))
+               for n in "ab"]
     try:
         for m in servers:
             m.start()

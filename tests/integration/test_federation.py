@@ -92,9 +92,9 @@ def make_bad_instance(workdir, module_so, sp_config):
     def make(*metadata):
         sp = dict(sp_config, idp_metadata=list(metadata))
         h = httpd_fleet.Httpd(os.path.join(workdir, "federation-cfg-%d" % len(made)),
-                          "fed-cfg-%d" % len(made), modules=[("replay_sp_module", module_so)],
-                          log_level="warn replay_sp:info", threads=4, start_servers=1,
-                          body=httpd_fleet.sp_conf_body("redis://127.0.0.1:6379/0", sp))
+                              "fed-cfg-%d" % len(made), modules=[("replay_sp_module", module_so)],
+                              log_level="warn replay_sp:info", threads=4, start_servers=1,
+                              body=httpd_fleet.sp_conf_body("redis://127.0.0.1:6379/0", sp))
         made.append(h)
         return h
     yield make
@@ -108,8 +108,8 @@ def test_guard_with_aggregate_metadata(workdir, module_so, redis, sp_keys, idps,
     agg = aggregate(os.path.join(workdir, "federation-guard.xml"), idps["idp1"].metadata_path,
                     idps["idp2"].metadata_path)
     h = httpd_fleet.Httpd(os.path.join(workdir, "federation-guard"), "fed-guard",
-                      modules=[("replay_sp_module", module_so)],
-                      log_level="warn replay_sp:info", threads=4, start_servers=1)
+                          modules=[("replay_sp_module", module_so)],
+                          log_level="warn replay_sp:info", threads=4, start_servers=1)
     sp = "https://sp.guarded.federation.example/sp"
     h.body = "\n".join([
         "ReplaySPStore %s" % redis.url, "ReplaySPMonitorInterval 0",

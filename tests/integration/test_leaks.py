@@ -73,7 +73,7 @@ def start_under_valgrind(workdir, name, module_so, store_url, sp_config, server_
         cwd=h.root)
     try:
         common.wait_for(lambda: common.port_open(h.port), 120, interval=0.5,
-                         what="httpd under valgrind")
+                        what="httpd under valgrind")
     except HarnessError:
         common.terminate(proc, 120)
         raise
@@ -112,7 +112,8 @@ def sp_initiated_flows(h, idp, sp_config, n):
                                    session_index="SI-%d" % i),
                      relay_state=http_client.relay_of(start), timeout=60)
         cookie, _ = session_cookie(r)
-        out = http_client.get(h.base_url + httpd_fleet.ENDPOINT + "/logout", cookie=cookie, timeout=60)
+        out = http_client.get(h.base_url + httpd_fleet.ENDPOINT + "/logout", cookie=cookie,
+                              timeout=60)
         back, _ = idp.answer_logout_request(md, out.headers["Location"])
         done = http_client.get(local(back, h.base_url), timeout=60)
         # IdP-initiated logout of another session
@@ -173,7 +174,7 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
 
 @pytest.fixture(scope="module")
 def leak_tls_cluster(workdir):
-    from test_tls import Pki, tls_cluster
+    from tls_stores import Pki, tls_cluster
     pki = Pki(os.path.join(workdir, "leak-pki"))
     c = tls_cluster(os.path.join(workdir, "leak-tls-cluster"), pki)
     c.pki = pki

@@ -104,7 +104,8 @@ def watched(request, workdir, module_so, sp_config):
         # short: a unix socket path must stay under 108 bytes
         base = os.path.join(workdir, "mon", "%x-%d" % (abs(hash(request.node.name)) % 65536, n))
         if memcached_options is not None:
-            redis = memcached_nodes.MemcachedServer(os.path.join(base, "mc"), options=memcached_options)
+            redis = memcached_nodes.MemcachedServer(os.path.join(base, "mc"),
+                                                    options=memcached_options)
         else:
             redis = TunedRedis(os.path.join(base, "redis"), redis_args)
         redis.start()
@@ -291,7 +292,7 @@ def test_lasso_servers_built_when_the_child_starts(watched, idps):
         assert http_client.get(w.h.base_url + "/index.html", cookie=cookie).status_code == 200
         assert http_client.get(w.h.base_url + httpd_fleet.ENDPOINT + "/login").status_code == 302
         assert http_client.get(w.h.base_url + httpd_fleet.ENDPOINT + "/logout",
-                           cookie=cookie).status_code in (302, 303)
+                               cookie=cookie).status_code in (302, 303)
     assert w.metrics()["replay_sp_lasso_servers_built_total"] == 4
 
 

@@ -52,7 +52,7 @@ def replicas_online(primary):
 
 def wait_online(primary, n, timeout=20):
     common.wait_for(lambda: replicas_online(primary) >= n, timeout,
-                     what="%d replica(s) online" % n)
+                    what="%d replica(s) online" % n)
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +76,11 @@ def replica(workdir, primary):
 @pytest.fixture(scope="module")
 def acked_fleet(workdir, module_so, sp_config, primary, replica):
     f = httpd_fleet.started_fleet(os.path.join(workdir, "repl-fleet"), module=module_so,
-                              store_url=primary.url, sp=sp_config, n_replicas=2, threads=8,
-                              start_servers=1,
-                              server_extra="ReplaySPStoreTimeout %d\nReplaySPStoreReplicas 1 %d\n"
-                                           "ReplaySPMonitorInterval 1\n" % (TIMEOUT_MS, WAIT_MS))
+                                  store_url=primary.url, sp=sp_config, n_replicas=2, threads=8,
+                                  start_servers=1,
+                                  server_extra="ReplaySPStoreTimeout %d\n"
+                                               "ReplaySPStoreReplicas 1 %d\n"
+                                               "ReplaySPMonitorInterval 1\n" % (TIMEOUT_MS, WAIT_MS))
     yield f
     f.stop()
 

@@ -60,7 +60,7 @@ class Sentinel:
                                          stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
         common.wait_for(lambda: self.call("PING") == "PONG", 20,
-                         what="sentinel on port %d" % self.port)
+                        what="sentinel on port %d" % self.port)
         return self
 
     def call(self, *args):
@@ -137,9 +137,9 @@ def topo(workdir):
 @pytest.fixture(scope="module")
 def sfleet(workdir, module_so, sp_config, topo):
     f = httpd_fleet.started_fleet(os.path.join(workdir, "sent-fleet"), module=module_so,
-                              store_url=topo.url, sp=sp_config, n_replicas=2, threads=8,
-                              start_servers=1, server_extra="ReplaySPStoreTimeout %d\n"
-                              "ReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
+                                  store_url=topo.url, sp=sp_config, n_replicas=2, threads=8,
+                                  start_servers=1, server_extra="ReplaySPStoreTimeout %d\n"
+                                  "ReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
     yield f
     f.stop()
 
