@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Replay a SAML response against a fleet and show that only one post wins.
 
-Uses the integration harness (tests/integration/harness.py) for Redis and
-httpd, and the test IdP (tests/idp/rsp_testidp.py) as a real HTTP server.
+Uses the integration harness (tests/integration; harness.py re-exports its
+modules) for Redis and httpd, and the test IdP (tests/idp/rsp_testidp.py) as
+a real HTTP server.
 Everything runs on 127.0.0.1 and is stopped, by PID, before exit.
 """
 import html

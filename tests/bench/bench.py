@@ -538,7 +538,7 @@ def section_store(setup, module, workdir, quick):
     1), sign-ins sent to them in turn by one client, so that the machine's
     noise falls on all alike."""
     import requests
-    from test_tls import Pki, TlsRedis
+    from tls_stores import Pki, TlsRedis
     from test_replicas import Replica, wait_online
     pki = Pki(os.path.join(workdir, "store-pki"))
     primary = TlsRedis(os.path.join(workdir, "store-primary"), pki.server, pki.ca).start()

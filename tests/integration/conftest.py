@@ -22,18 +22,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import harness  # noqa: E402
-from harness import (TAGS, ClusterStore, HarnessError, Fleet, Httpd,  # noqa: E402,F401
-                     MemcachedServer, MemcachedStore, RedisCluster, RedisServer, RedisStore,
-                     bad_log_lines, claim_key, window_end_of)
-
-if harness.IDP_DIR not in sys.path:
-    sys.path.insert(0, harness.IDP_DIR)
-
-SP_ENTITY_ID = "https://sp.rsp.test.example/saml/metadata"
-IDP1_ENTITY_ID = "https://idp.test.example/idp"
-IDP2_ENTITY_ID = "https://idp2.test.example/idp"
-UNKNOWN_ENTITY_ID = "https://unknown-idp.test.example/idp"
+import common  # noqa: E402 (after the sys.path line above)
+import httpd_fleet
+from common import HarnessError
+from httpd_fleet import TAGS, Fleet, Httpd, bad_log_lines
+from idp_tools import (IDP1_ENTITY_ID, IDP2_ENTITY_ID, SP_ENTITY_ID, UNKNOWN_ENTITY_ID, Saml,
+                       import_testidp)
+from memcached_nodes import MemcachedServer
+from redis_nodes import RedisCluster, RedisServer
+from stores import ClusterStore, MemcachedStore, RedisStore
 
 # The store backends the fleet suite runs on, in this order.
 BACKENDS = ("redis", "memcached1", "memcached2", "cluster")
@@ -60,7 +57,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "expect_log(*tags): error-log lines (warn and above) this test may cause; "
-        "each argument is a key of harness.TAGS (e.g. 'replay_refused') or a "
+        "each argument is a key of httpd_fleet.TAGS (e.g. 'replay_refused') or a "
         "literal substring (e.g. 'RSP01001')")
     config.addinivalue_line(
         "markers",
@@ -69,6 +66,15 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "also_cluster: run this fleet test on the Redis Cluster backend too")
+    # test_guard.py: the SP the guard is in front of (its guarded_sp parameter)
+    config.addinivalue_line(
+        "markers", "only_sp(*names): run this guard test only for these SPs")
+    config.addinivalue_line(
+        "markers", "per_sp(argname, **values): a guard test parameter whose values "
+        "depend on the SP (values: SP name -> list)")
+    config.addinivalue_line(
+        "markers", "sp_expect_log(**tags): expect_log for one SP's run of a guard test "
+        "(SP name -> tuple of tags)")
 
 
 def pytest_generate_tests(metafunc):
@@ -85,16 +91,33 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("backend", names, indirect=True, scope="session")
 
 
+# Parameters (module scope) that choose a fleet of a test module's own:
+# test_guard.py's guarded_sp, the SP the guard is in front of.
+FLEET_PARAMS = ("guarded_sp",)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     """Group the tests by backend (pytest's own grouping of session-scoped
     parameters is greedy per module and would start some fleets twice):
     first the tests that use no backend, then every test on redis, then on
-    memcached1, then on memcached2; the order within a group is kept."""
-    def rank(item):
+    memcached1, then on memcached2; within a backend, the tests of each
+    value of a FLEET_PARAMS parameter together (after the others), so that
+    the fleet it chooses starts once; the order within a group is kept."""
+    def params(item):
         cs = getattr(item, "callspec", None)
-        b = cs.params.get("backend") if cs is not None else None
-        return BACKENDS.index(b) + 1 if b in BACKENDS else 0
+        return cs.params if cs is not None else {}
+    firsts = {}
+    for item in items:
+        for p in FLEET_PARAMS:
+            if p in params(item):
+                firsts.setdefault((p, params(item)[p]), len(firsts))
+
+    def rank(item):
+        ps = params(item)
+        b = ps.get("backend")
+        return (BACKENDS.index(b) + 1 if b in BACKENDS else 0,
+                tuple(firsts.get((p, ps.get(p)), -1) for p in FLEET_PARAMS))
     items[:] = sorted(items, key=rank)
 
 
@@ -176,19 +199,19 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(scope="session")
 def workdir(request):
-    d = harness.make_workdir()
+    d = common.make_workdir()
     yield d
     failed = request.session.testsfailed
     if os.environ.get("RSP_KEEP_TMP") or failed:
         sys.stderr.write("\nintegration work directory kept: %s\n" % d)
     else:
-        harness.rmtree_quiet(d)
+        common.rmtree_quiet(d)
 
 
 @pytest.fixture(scope="session")
 def module_so():
     try:
-        return harness.module_path()
+        return httpd_fleet.module_path()
     except HarnessError as e:
         pytest.fail(str(e), pytrace=False)
 
@@ -196,10 +219,9 @@ def module_so():
 @pytest.fixture(scope="session")
 def testidp():
     try:
-        import rsp_testidp
+        return import_testidp()
     except ImportError as e:
-        pytest.fail("cannot import the test IdP from %s: %s" % (harness.IDP_DIR, e), pytrace=False)
-    return rsp_testidp
+        pytest.fail("cannot import the test IdP from %s: %s" % (common.IDP_DIR, e), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -214,7 +236,7 @@ def redis(workdir):
 def idps(workdir, testidp):
     """idp1, idp2: configured IdPs; rogue: same entity ID as idp1 with
     another key (badly signed); unknown: an IdP the SP does not know."""
-    d = harness.make_dir(os.path.join(workdir, "idps"))
+    d = common.make_dir(os.path.join(workdir, "idps"))
     return {
         "idp1": testidp.TestIdP(os.path.join(d, "idp1"), entity_id=IDP1_ENTITY_ID),
         "idp2": testidp.TestIdP(os.path.join(d, "idp2"), entity_id=IDP2_ENTITY_ID),
@@ -225,7 +247,7 @@ def idps(workdir, testidp):
 
 @pytest.fixture(scope="session")
 def sp_keys(workdir, testidp):
-    d = harness.make_dir(os.path.join(workdir, "sp"))
+    d = common.make_dir(os.path.join(workdir, "sp"))
     key, cert = testidp.make_keypair(d, "sp", "rsp test sp")
     os.chmod(key, 0o644)   # test key; children run as www-data
     return key, cert
@@ -251,7 +273,7 @@ def memcached_servers(workdir, backend, n):
 
 @pytest.fixture(scope="session")
 def store(request, workdir, backend):
-    """The fleet's store (harness.Store): RedisStore on the session Redis,
+    """The fleet's store (stores.Store): RedisStore on the session Redis,
     or a MemcachedStore over one or two memcached servers of its own."""
     if backend == "redis":
         s = RedisStore(request.getfixturevalue("redis"))
@@ -327,39 +349,6 @@ def rc(redis):
     c = redis.client()
     yield c
     c.close()
-
-
-class Minted:
-    """A minted response and what the tests need to know about it."""
-
-    def __init__(self, b64, assertion_id, issuer):
-        self.b64 = b64
-        self.assertion_id = assertion_id
-        self.issuer = issuer
-
-    @property
-    def key(self):
-        return claim_key(self.issuer, self.assertion_id)
-
-    @property
-    def window_end(self):
-        return window_end_of(self.b64)
-
-
-class Saml:
-    """Mints responses for the fleet's SP (entity ID, public ACS URL)."""
-
-    def __init__(self, idps, sp_entity_id, acs_url, testidp):
-        self.idps = idps
-        self.sp_entity_id = sp_entity_id
-        self.acs_url = acs_url
-        self.testidp = testidp
-
-    def mint(self, idp="idp1", assertion_id=None, **kw):
-        i = self.idps[idp]
-        aid = assertion_id or self.testidp.random_id()
-        b64 = i.mint(self.sp_entity_id, self.acs_url, assertion_id=aid, **kw)
-        return Minted(b64, aid, kw.get("issuer") or i.entity_id)
 
 
 @pytest.fixture

@@ -42,11 +42,12 @@ import subprocess
 import time
 from xml.sax.saxutils import quoteattr
 
-import harness
-from harness import HarnessError, make_dir, terminate, wait_for
+import common
+import httpd_fleet
+from common import HarnessError, make_dir, terminate, wait_for
 
 SHIBD = os.environ.get("RSP_SHIBD", "/usr/sbin/shibd")
-MOD_SHIB = os.path.join(harness.APACHE_MODULES, "mod_shib.so")
+MOD_SHIB = os.path.join(httpd_fleet.APACHE_MODULES, "mod_shib.so")
 SYSTEM_CONFIG = "/etc/shibboleth"
 HANDLER = "/Shibboleth.sso"
 POST_PATH = HANDLER + "/SAML2/POST"
@@ -201,7 +202,7 @@ class ShibSP:
         # not fit in sun_path (107 bytes)
         if tcp is None:
             tcp = len(self.socket.encode()) >= 100
-        self.tcp_port = harness.free_port() if tcp else None
+        self.tcp_port = common.free_port() if tcp else None
         self.pid_path = os.path.join(self.dir, "shibd.pid")
         self.shibd_log = os.path.join(self.dir, "shibd.log")
         self.warn_log = os.path.join(self.dir, "shibd_warn.log")

@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-import harness
-from harness import Httpd, get, post_acs, session_cookie
+import httpd_fleet
+from http_client import get, post_acs, session_cookie
+from httpd_fleet import Httpd
 
 ATTRS = {"mail": ["alice@example.org"], "group": ["staff", "admins"],
          "urn:oid:1.3.6.1.4.1.5923.1.1.1.6": ["alice@example.org"]}
@@ -22,7 +23,7 @@ ENV_HEADERS = "\n".join(
 def instance(workdir, module_so, redis, sp_config, name, location_extra=""):
     h = Httpd(os.path.join(workdir, name), name, modules=[("replay_sp_module", module_so)],
               log_level="warn replay_sp:info", threads=4, start_servers=1)
-    h.body = harness.sp_conf_body(redis.url, sp_config, location_extra=location_extra) + (
+    h.body = httpd_fleet.sp_conf_body(redis.url, sp_config, location_extra=location_extra) + (
         "<Location /env>\n%s\n</Location>\n"
         "<Location /staff>\n    Require replay-sp-attribute group staff auditors\n</Location>\n"
         "<Location /wheel>\n    Require replay-sp-attribute group wheel\n</Location>\n"
@@ -33,7 +34,7 @@ def instance(workdir, module_so, redis, sp_config, name, location_extra=""):
 
 
 def sign_in(h, idp, sp_config, **kw):
-    acs = h.base_url + harness.ENDPOINT + "/acs"
+    acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
     r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, **kw))
     return r
 
@@ -94,7 +95,7 @@ def test_remote_user_from_a_chosen_attribute(workdir, module_so, redis, sp_confi
 def test_require_attribute_needs_a_name_and_a_value(workdir, module_so, redis, sp_config):
     h = Httpd(os.path.join(workdir, "badrequire"), "badrequire",
               modules=[("replay_sp_module", module_so)])
-    h.body = harness.sp_conf_body(redis.url, sp_config) + (
+    h.body = httpd_fleet.sp_conf_body(redis.url, sp_config) + (
         "<Location /x>\n    Require replay-sp-attribute group\n</Location>\n")
     rc, out = h.configtest()
     assert rc != 0 and "replay-sp-attribute needs an attribute name" in out, out

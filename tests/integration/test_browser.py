@@ -12,8 +12,9 @@ import urllib.parse
 import pytest
 import requests
 
-import harness
-from harness import get, session_cookie
+import http_client
+import httpd_fleet
+from http_client import get, session_cookie
 
 PAGE = "/app/page.html?from=browser"
 ATTRS = {"mail": ["alice@example.org"], "group": ["staff", "admins"]}
@@ -41,7 +42,7 @@ def http_idp(workdir, fleet, testidp):
         workdir=os.path.join(workdir, "http-idp"), sp_entity_id=fleet.entity_id,
         acs_url=fleet.acs_url, entity_id="https://http-idp.test.example/idp",
         attributes=ATTRS, quiet=True, ready=on_ready,
-        sp_metadata_url=fleet.public + harness.ENDPOINT + "/metadata"))
+        sp_metadata_url=fleet.public + httpd_fleet.ENDPOINT + "/metadata"))
     t.start()
     assert ready.wait(30), "the test IdP did not start"
     httpd = box["httpd"]
@@ -88,7 +89,7 @@ def test_browser_sign_in_each_step_on_another_replica_then_logout(fleet, store, 
     # 3. the form is posted to replica 2, by the browser that started the
     # sign-in (its binding cookie)
     p = requests.post(on(r2.base_url, action), data=fields, allow_redirects=False, timeout=30,
-                      cookies=harness.binding_cookies(r))
+                      cookies=http_client.binding_cookies(r))
     assert p.status_code == 303, p.text[:300]
     cookie, _ = session_cookie(p)
     assert cookie and p.headers["Location"] == PAGE
@@ -100,7 +101,7 @@ def test_browser_sign_in_each_step_on_another_replica_then_logout(fleet, store, 
     assert g.headers["X-Group1"] == "admins" and g.headers["X-GroupN"] == "2"
 
     # logout on replica 1 → the IdP's SLO → its answer on replica 2 → ReturnTo
-    out = browse(r1.base_url + harness.ENDPOINT + "/logout?ReturnTo=%2Fbye", cookie=cookie)
+    out = browse(r1.base_url + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fbye", cookie=cookie)
     assert out.status_code == 302
     assert out.headers["Location"].startswith(idp_base + "/idp/slo?SAMLRequest=")
     back = requests.get(out.headers["Location"], allow_redirects=False, timeout=30)
@@ -122,14 +123,14 @@ def test_browser_idp_initiated_logout(fleet, store, http_idp):
     page = requests.get(r.headers["Location"] + "&user=alice", timeout=30)
     action, fields = autopost(page.text)
     p = requests.post(on(r2.base_url, action), data=fields, allow_redirects=False, timeout=30,
-                      cookies=harness.binding_cookies(r))
+                      cookies=http_client.binding_cookies(r))
     cookie, _ = session_cookie(p)
     assert cookie
     # the IdP sends the browser to the SP's SLO with a LogoutRequest
     start = requests.get(idp_base + "/idp/logout?user=alice&relay=r9",
                          allow_redirects=False, timeout=30)
     assert start.status_code == 302, start.text[:300]
-    assert start.headers["Location"].startswith(fleet.public + harness.ENDPOINT + "/slo?")
+    assert start.headers["Location"].startswith(fleet.public + httpd_fleet.ENDPOINT + "/slo?")
     answer = browse(on(r3.base_url, start.headers["Location"]))
     assert answer.status_code == 302
     assert answer.headers["Location"].startswith(idp_base + "/idp/slo?SAMLResponse=")

@@ -23,7 +23,9 @@ import urllib.parse
 import pytest
 import requests
 
-import harness
+import common
+import http_client
+import httpd_fleet
 
 PAGE = "/app/page.html"
 IDP_ENTITY = "https://chromium-idp.test.example/idp"
@@ -31,7 +33,7 @@ IDP_ENTITY = "https://chromium-idp.test.example/idp"
 
 @pytest.fixture(scope="module")
 def pki(workdir):
-    from test_tls import Pki
+    from tls_stores import Pki
     return Pki(os.path.join(workdir, "chromium-pki"))
 
 
@@ -39,8 +41,8 @@ def pki(workdir):
 def http_idp(workdir, testidp):
     """The test IdP on a port of its own (over http), answering the fleet's
     ACS; the fleet's public URL is fixed before it starts."""
-    port = harness.free_port()
-    acs = "https://localhost:%d%s/acs" % (port, harness.ENDPOINT)
+    port = common.free_port()
+    acs = "https://localhost:%d%s/acs" % (port, httpd_fleet.ENDPOINT)
     box, ready = {}, threading.Event()
 
     def on_ready(httpd):
@@ -64,10 +66,10 @@ def bfleet(workdir, module_so, redis, sp_config, pki, http_idp):
     sp = dict(sp_config, idp_metadata=[http_idp.idp.metadata_path])
     # the IdP knows the ACS (the balancer's port) and mints for this SP
     http_idp.sp_entity_id = sp["entity_id"]
-    f = harness.started_fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
-                              store_url=redis.url, sp=sp, n_replicas=2, threads=8,
-                              start_servers=1, tls=pki.server,
-                              balancer_port=http_idp.balancer_port)
+    f = httpd_fleet.started_fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
+                                  store_url=redis.url, sp=sp, n_replicas=2, threads=8,
+                                  start_servers=1, tls=pki.server,
+                                  balancer_port=http_idp.balancer_port)
     assert f.acs_url == http_idp.acs_url
     yield f
     f.stop()
@@ -77,8 +79,8 @@ def bfleet(workdir, module_so, redis, sp_config, pki, http_idp):
 def browser_home(workdir, pki):
     """A HOME whose NSS database trusts the test CA (and nothing else of
     ours): how Chromium on Linux learns a local CA."""
-    home = harness.make_dir(os.path.join(workdir, "chromium-home"))
-    db = harness.make_dir(os.path.join(home, ".pki", "nssdb"))
+    home = common.make_dir(os.path.join(workdir, "chromium-home"))
+    db = common.make_dir(os.path.join(home, ".pki", "nssdb"))
     subprocess.run(["certutil", "-d", "sql:" + db, "-N", "--empty-password"],
                    check=True, capture_output=True, timeout=60)
     subprocess.run(["certutil", "-d", "sql:" + db, "-A", "-t", "C,,", "-n", "rsp-test-ca",
@@ -95,7 +97,7 @@ def browser(browser_home, workdir):
     from selenium.webdriver.chrome.service import Service
     o = webdriver.ChromeOptions()
     o.binary_location = shutil.which("chromium")
-    profile = harness.make_dir(os.path.join(workdir, "chromium-profile-%d" % time.time_ns()))
+    profile = common.make_dir(os.path.join(workdir, "chromium-profile-%d" % time.time_ns()))
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--no-first-run", "--user-data-dir=" + profile):
         o.add_argument(a)
@@ -161,7 +163,7 @@ def test_sign_in_in_a_real_browser_over_https(bfleet, browser, redis):
     # the session cookie came with the 303 and went with the first page
     # after the cross-site POST (SameSite=Lax); the binding cookie is gone
     cookies = {c["name"]: c for c in browser.get_cookies()}
-    s = cookies[harness.COOKIE_NAME]
+    s = cookies[http_client.COOKIE_NAME]
     assert s["secure"] and s["httpOnly"] and s["sameSite"] == "Lax", s
     assert not [n for n in cookies if "_req_" in n], cookies
     accepted = [l for ls in bfleet.new_log_lines().values() for l in ls if "RSP01002" in l]
@@ -178,7 +180,7 @@ def test_login_csrf_refused_in_a_real_browser(bfleet, browser, pki, http_idp):
     # response, with the binding cookie that goes with it
     r = requests.get(bfleet.public + PAGE, allow_redirects=False, timeout=30, verify=pki.ca)
     assert r.status_code == 302, r.status_code
-    bind = [h for h in harness.set_cookie_headers(r) if "_req_" in h]
+    bind = [h for h in http_client.set_cookie_headers(r) if "_req_" in h]
     assert len(bind) == 2, bind      # https: SameSite=None; Secure, and its twin
     assert "SameSite=None" in bind[0] and "Secure" in bind[0] and "HttpOnly" in bind[0]
     assert "_l=" in bind[1] and "SameSite" not in bind[1] and "Secure" in bind[1]
@@ -190,7 +192,7 @@ def test_login_csrf_refused_in_a_real_browser(bfleet, browser, pki, http_idp):
         # the victim's browser opens the attacker's page: it posts the
         # attacker's response to the ACS, without the attacker's cookie
         browser.get(site.url)
-        wait_url(browser, harness.ENDPOINT + "/acs")
+        wait_url(browser, httpd_fleet.ENDPOINT + "/acs")
         assert "400" in browser.title or "Bad Request" in browser.page_source, \
             browser.page_source[:300]
     finally:
@@ -198,7 +200,7 @@ def test_login_csrf_refused_in_a_real_browser(bfleet, browser, pki, http_idp):
     logs = [l for ls in bfleet.new_log_lines().values() for l in ls]
     assert sum("check=request-browser" in l for l in logs) == 1, logs[-5:]
     assert not [l for l in logs if "RSP01002" in l], "signed in as the attacker"
-    assert harness.COOKIE_NAME not in {c["name"] for c in browser.get_cookies()}
+    assert http_client.COOKIE_NAME not in {c["name"] for c in browser.get_cookies()}
     # the victim signs in as themselves in the same browser
     bfleet.mark_logs()
     sign_in(browser, bfleet)

@@ -23,9 +23,15 @@ import time
 
 import pytest
 
-import harness
-from conftest import Saml
-from harness import HarnessError, RedisCluster, post_round_robin, started_fleet
+import common
+import http_client
+import httpd_fleet
+import redis_nodes
+from common import HarnessError
+from http_client import post_round_robin
+from httpd_fleet import started_fleet
+from redis_nodes import RedisCluster
+from idp_tools import Saml
 from test_fleet import PAGE
 
 TIMEOUT_MS = 1000
@@ -167,13 +173,13 @@ def failover(cfleet, cluster, mint, before, stop_replica):
     time.sleep(2.5)   # each monitor (a poll a second) has seen the master
     accepted = []
     if stop_replica:
-        harness.cut_off_replicas(old, replicas)
+        redis_nodes.cut_off_replicas(old, replicas)
     try:
         for i, m in enumerate(pre):
             if post(cfleet, i, m) == 303:
                 accepted.append(m)
         # nothing of what was accepted can have reached a replica
-        assert not stop_replica or not harness.attached_replicas(old)
+        assert not stop_replica or not redis_nodes.attached_replicas(old)
         os.kill(old.pid, signal.SIGKILL)
         old.proc.wait(10)
     finally:
@@ -216,13 +222,13 @@ def test_failover_then_sign_ins_on_the_promoted_replica_without_restart(cfleet, 
     assert 503 in seen, seen        # the failover's duration
     assert [h.pid() for h in cfleet.replicas] == pids     # not restarted
     # accepted before, refused after (the replica had them)
-    got = harness.answers_after_failover(cfleet, accepted, PAGE, FAILOVER_BOUND)
-    assert got == [403] * 6, (got, harness.tagged_lines(cfleet))
+    got = http_client.answers_after_failover(cfleet, accepted, PAGE, FAILOVER_BOUND)
+    assert got == [403] * 6, (got, httpd_fleet.tagged_lines(cfleet))
 
     def everywhere():
         per = cfleet.new_log_lines()
         return all(any(TAG["failover"] in l for l in per[h.name]) for h in cfleet.replicas)
-    harness.wait_for(everywhere, 15, interval=0.2, what="the failover alarm on every replica")
+    common.wait_for(everywhere, 15, interval=0.2, what="the failover alarm on every replica")
     per = cfleet.new_log_lines()
     for h in cfleet.replicas:
         got = [l for l in per[h.name] if TAG["failover"] in l]
@@ -249,16 +255,16 @@ def test_claims_lost_in_a_failover_unless_acknowledged(cfleet, mint, cluster, ca
             safe = fresh_on(cluster, ranges, mint, 4)
             assert [post(cfleet, i, m) for i, m in enumerate(safe)] == [303] * 4
             accepted, seen, old, new = failover(cfleet, cluster, mint, 6, stop_replica=True)
-            got = harness.answers_after_failover(cfleet, accepted + safe, PAGE, FAILOVER_BOUND)
+            got = http_client.answers_after_failover(cfleet, accepted + safe, PAGE, FAILOVER_BOUND)
             counts[label] = (len(accepted), got.count(303))
             # what the replicas had before they were stopped: refused
             assert got[len(accepted):] == [403] * len(safe), (
-                label, got, harness.tagged_lines(cfleet))
+                label, got, httpd_fleet.tagged_lines(cfleet))
             if extra:
                 assert accepted == [], "accepted without the replica acknowledging"
             else:   # the loss, shown: each one accepted a second time
                 assert len(accepted) == 6 and got[:6] == [303] * 6, (
-                    label, got, harness.tagged_lines(cfleet))
+                    label, got, httpd_fleet.tagged_lines(cfleet))
             bring_back(cluster, old)
     finally:
         cfleet.reset_replicas()

@@ -7,8 +7,10 @@ import os
 
 import pytest
 
-import harness
-from harness import HarnessError, Httpd, sp_conf_body
+import common
+import memcached_nodes
+from common import HarnessError
+from httpd_fleet import Httpd, sp_conf_body
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def make_instance(workdir, module_so, sp_config):
 
 @pytest.fixture
 def garbage_file(workdir):
-    d = harness.make_dir(os.path.join(workdir, "config-files"))
+    d = common.make_dir(os.path.join(workdir, "config-files"))
     p = os.path.join(d, "garbage.txt")
     with open(p, "w") as f:
         f.write("this is neither a PEM key nor SAML metadata\n")
@@ -51,7 +53,8 @@ def test_good_configuration_passes_configtest_and_starts(make_instance, redis):
 
 def test_good_memcache_configuration_passes_configtest_and_starts(make_instance, workdir):
     """Two memcached servers, in order (the order is the key mapping)."""
-    servers = [harness.MemcachedServer(os.path.join(workdir, "config", "mc-" + n)) for n in "ab"]
+    servers = [memcached_nodes.MemcachedServer(os.path.join(workdir, "config", "mc-" + n))
+               for n in "ab"]
     try:
         for m in servers:
             m.start()
@@ -124,7 +127,7 @@ def test_bad_configuration_refused_with_the_directive_named(make_instance, garba
 def enc_files(workdir, testidp):
     """Two RSA pairs and an EC pair for the encryption directives."""
     import subprocess
-    d = harness.make_dir(os.path.join(workdir, "config-enc"))
+    d = common.make_dir(os.path.join(workdir, "config-enc"))
     out = {}
     for name in ("a", "b"):
         out[name] = testidp.make_keypair(d, "enc-" + name, "rsp config " + name)

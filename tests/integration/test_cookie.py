@@ -5,8 +5,9 @@ import os
 
 import pytest
 
-import harness
-from harness import Httpd, post_acs, session_cookie
+import httpd_fleet
+from http_client import post_acs, session_cookie
+from httpd_fleet import Httpd
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
@@ -18,12 +19,12 @@ def test_cookie_attributes_follow_the_public_scheme(workdir, module_so, redis, s
     # The public name says https (as behind a TLS-terminating balancer);
     # the test talks plain http to the replica itself.
     h.server_name = "%s://127.0.0.1:%d" % (scheme, h.port)
-    h.body = harness.sp_conf_body(redis.url, sp_config)
-    public_acs = h.server_name + harness.ENDPOINT + "/acs"
+    h.body = httpd_fleet.sp_conf_body(redis.url, sp_config)
+    public_acs = h.server_name + httpd_fleet.ENDPOINT + "/acs"
     h.start()
     try:
         b64 = idps["idp1"].mint(sp_config["entity_id"], public_acs)
-        r = post_acs(h.base_url + harness.ENDPOINT + "/acs", b64, relay_state="/x")
+        r = post_acs(h.base_url + httpd_fleet.ENDPOINT + "/acs", b64, relay_state="/x")
     finally:
         h.stop()
     assert r.status_code == 303, r.text[:300]

@@ -15,8 +15,9 @@ import threading
 
 import pytest
 
-import harness
-from harness import get, post_acs, session_cookie
+import common
+import httpd_fleet
+from http_client import get, post_acs, session_cookie
 
 PAGE = "/app/page.html"
 BURST = 50
@@ -34,7 +35,7 @@ SHAPES = {
 def enc_pairs(workdir, testidp):
     """Key pairs of their own: enc1 and enc2 (the rollover pairs) and
     other (a key the SP never has)."""
-    d = harness.make_dir(os.path.join(workdir, "enc-keys"))
+    d = common.make_dir(os.path.join(workdir, "enc-keys"))
     out = {}
     for name in ("enc1", "enc2", "other"):
         key, cert = testidp.make_keypair(d, name, "rsp test " + name)
@@ -310,7 +311,7 @@ def harness_fingerprint(cert):
 def published_encryption_cert(fleet):
     import base64
     import xml.etree.ElementTree as ET
-    md = get(fleet.public + harness.ENDPOINT + "/metadata")
+    md = get(fleet.public + httpd_fleet.ENDPOINT + "/metadata")
     assert md.status_code == 200
     root = ET.fromstring(md.content)
     ns = {"md": "urn:oasis:names:tc:SAML:2.0:metadata",

@@ -9,8 +9,10 @@ import re
 import pytest
 import requests
 
-import harness
-from harness import post_acs
+import http_client
+import httpd_fleet
+import stores
+from http_client import post_acs
 
 pytestmark = pytest.mark.backends("redis")
 PAGE = "/app/page.html"
@@ -58,7 +60,7 @@ def test_aggregate_metadata_each_response_checked_against_its_issuer(fleet, saml
     assert post_acs(fleet.public, unknown.b64).status_code == 400
     assert fleet.count_in_logs("check=issuer") == 1
     # the first IdP of the first file is the default one (SP-initiated)
-    g = harness.get(fleet.public + PAGE)
+    g = http_client.get(fleet.public + PAGE)
     assert g.status_code == 302 and g.headers["Location"].startswith(idps["idp1"].sso_url)
 
 
@@ -89,10 +91,10 @@ def make_bad_instance(workdir, module_so, sp_config):
 
     def make(*metadata):
         sp = dict(sp_config, idp_metadata=list(metadata))
-        h = harness.Httpd(os.path.join(workdir, "federation-cfg-%d" % len(made)),
-                          "fed-cfg-%d" % len(made), modules=[("replay_sp_module", module_so)],
-                          log_level="warn replay_sp:info", threads=4, start_servers=1,
-                          body=harness.sp_conf_body("redis://127.0.0.1:6379/0", sp))
+        h = httpd_fleet.Httpd(os.path.join(workdir, "federation-cfg-%d" % len(made)),
+                              "fed-cfg-%d" % len(made), modules=[("replay_sp_module", module_so)],
+                              log_level="warn replay_sp:info", threads=4, start_servers=1,
+                              body=httpd_fleet.sp_conf_body("redis://127.0.0.1:6379/0", sp))
         made.append(h)
         return h
     yield make
@@ -105,9 +107,9 @@ def test_guard_with_aggregate_metadata(workdir, module_so, redis, sp_keys, idps,
     SP behind this guard: what the guard passes gets httpd's 404.)"""
     agg = aggregate(os.path.join(workdir, "federation-guard.xml"), idps["idp1"].metadata_path,
                     idps["idp2"].metadata_path)
-    h = harness.Httpd(os.path.join(workdir, "federation-guard"), "fed-guard",
-                      modules=[("replay_sp_module", module_so)],
-                      log_level="warn replay_sp:info", threads=4, start_servers=1)
+    h = httpd_fleet.Httpd(os.path.join(workdir, "federation-guard"), "fed-guard",
+                          modules=[("replay_sp_module", module_so)],
+                          log_level="warn replay_sp:info", threads=4, start_servers=1)
     sp = "https://sp.guarded.federation.example/sp"
     h.body = "\n".join([
         "ReplaySPStore %s" % redis.url, "ReplaySPMonitorInterval 0",
@@ -124,7 +126,7 @@ def test_guard_with_aggregate_metadata(workdir, module_so, redis, sp_keys, idps,
         assert first.status_code == 404, (first.status_code, first.text[:200])
         c = redis.client()
         try:
-            assert c.exists(harness.claim_key(idps["idp2"].entity_id, aid))
+            assert c.exists(stores.claim_key(idps["idp2"].entity_id, aid))
         finally:
             c.close()
         again = requests.post(url, data={"SAMLResponse": b64}, allow_redirects=False,

@@ -16,8 +16,9 @@ import urllib.parse
 
 import pytest
 
-from harness import (COOKIE_NAME, TAGS, get, post_acs, session_cookie,
-                     session_key, set_cookie_headers)
+from http_client import COOKIE_NAME, get, post_acs, session_cookie, set_cookie_headers
+from httpd_fleet import TAGS
+from stores import session_key
 
 PAGE = "/app/page.html"
 
@@ -474,7 +475,7 @@ def test_e_bad_input_refused_and_nothing_claimed(fleet, saml, store, case):
         assert r.status_code == expected, (case, name, r.status_code, r.text[:300])
         assert session_cookie(r)[0] is None, (case, name)
     if key_parts:
-        from harness import claim_key
+        from stores import claim_key
         assert not store.exists(claim_key(*key_parts)), "%s: claim key exists" % case
     assert claims(store) == [], case
     assert sessions(store) == [], case
@@ -578,5 +579,5 @@ def test_options_endpoint_cookie_window_and_body_size(fleet, saml, store):
 
 
 def claim_key_of(issuer, aid):
-    from harness import claim_key
+    from stores import claim_key
     return claim_key(issuer, aid)

@@ -8,8 +8,9 @@ import textwrap
 
 import pytest
 
-import harness
-from harness import TAGS, post_acs
+import common
+from http_client import post_acs
+from httpd_fleet import TAGS
 from conftest import unexpected_log_lines
 from test_fleet import sign_in
 
@@ -40,7 +41,7 @@ globals().update({k: v for k, v in vars(_mod).items() if not k.startswith("__")}
 
 INNER_TESTS = '''
 import pytest
-from harness import post_acs
+from http_client import post_acs
 
 def _replay(fleet, saml):
     m = saml.mint()
@@ -64,7 +65,7 @@ def test_h_gate_fails_the_test_that_caused_the_line(workdir, module_so):
     """A separate pytest run (own Redis, fleet, IdPs) with three tests: the
     one that causes a replay without declaring it FAILS, naming the line;
     the same test with the tag declared, and a quiet one, pass."""
-    d = harness.make_dir(os.path.join(workdir, "gate-meta"))
+    d = common.make_dir(os.path.join(workdir, "gate-meta"))
     with open(os.path.join(d, "conftest.py"), "w") as f:
         f.write(INNER_CONFTEST % {"here": HERE, "conftest": os.path.join(HERE, "conftest.py")})
     with open(os.path.join(d, "test_inner.py"), "w") as f:

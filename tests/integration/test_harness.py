@@ -8,8 +8,14 @@ import os
 
 import pytest
 
-import harness
-from harness import Fleet, RedisError, bad_log_lines, claim_key, session_key
+import common
+import http_client
+import memcached_nodes
+import redis_nodes
+import stores
+from httpd_fleet import Fleet, bad_log_lines
+from redis_nodes import RedisError
+from stores import claim_key, session_key
 
 
 def test_claim_key_derivation():
@@ -24,7 +30,7 @@ def test_claim_key_derivation():
 
 
 def test_redis_server_and_resp_client(workdir):
-    r = harness.RedisServer(os.path.join(workdir, "redis-selftest"))
+    r = redis_nodes.RedisServer(os.path.join(workdir, "redis-selftest"))
     r.start()
     try:
         c = r.client()
@@ -44,7 +50,7 @@ def test_redis_server_and_resp_client(workdir):
         c.close()
     finally:
         r.stop()
-    assert not harness.port_open(port)
+    assert not common.port_open(port)
 
 
 def test_memcache_server_index_formula():
@@ -52,11 +58,11 @@ def test_memcache_server_index_formula():
     `printf %s KEY | openssl dgst -sha256`)."""
     for key, head in (("rsp:a:abc", "0875c0d3"), ("rsp:s:xyz", "83257524"), ("key", "2c70e12b")):
         for n in (1, 2, 3, 5):
-            assert harness.memcache_server_index(key, n) == int(head, 16) % n, (key, n)
+            assert stores.memcache_server_index(key, n) == int(head, 16) % n, (key, n)
 
 
 def test_memcached_server_and_client(workdir):
-    m = harness.MemcachedServer(os.path.join(workdir, "memcached-selftest"))
+    m = memcached_nodes.MemcachedServer(os.path.join(workdir, "memcached-selftest"))
     m.start()
     try:
         c = m.client()
@@ -76,7 +82,7 @@ def test_memcached_server_and_client(workdir):
         assert c.keys("rsp:") == ["rsp:a:k", "rsp:s:k"]
         assert c.keys("rsp:a:") == ["rsp:a:k"]
         assert c.delete("rsp:s:k") is True and c.delete("rsp:s:k") is False
-        with pytest.raises(harness.MemcacheError):
+        with pytest.raises(memcached_nodes.MemcacheError):
             c.command("nosuchcommand")
         pid, port = m.pid, m.port
         assert int(c.stats()["pid"]) == pid
@@ -96,7 +102,7 @@ def test_memcached_server_and_client(workdir):
         c.close()
     finally:
         m.stop()
-    assert not harness.port_open(port)
+    assert not common.port_open(port)
 
 
 def test_plain_fleet_round_robin(workdir):
@@ -107,17 +113,17 @@ def test_plain_fleet_round_robin(workdir):
     try:
         seen = {}
         for _ in range(12):
-            r = harness.get(f.public + "/whoami.txt", timeout=10)
+            r = http_client.get(f.public + "/whoami.txt", timeout=10)
             assert r.status_code == 200
             seen[r.headers["X-RSP-Replica"]] = seen.get(r.headers["X-RSP-Replica"], 0) + 1
         assert seen == {"replica1": 4, "replica2": 4, "replica3": 4}
         pids = [h.pid() for h in f.instances]
-        assert all(harness.pid_alive(p) for p in pids)
+        assert all(common.pid_alive(p) for p in pids)
         rc, out = f.replicas[0].configtest()
         assert rc == 0 and "Syntax OK" in out
     finally:
         f.stop()
-    assert not any(harness.pid_alive(p) for p in pids)
+    assert not any(common.pid_alive(p) for p in pids)
     assert not any(h.running() for h in f.instances)
 
 

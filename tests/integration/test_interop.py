@@ -23,11 +23,16 @@ import urllib.parse
 
 import pytest
 
-import harness
-from harness import (COOKIE_NAME, TAGS, Fleet, HarnessError, bad_log_lines, claim_key, get,
-                     post_acs, session_cookie, set_cookie_headers, window_end_of)
+import common
+import http_client
+import httpd_fleet
+from common import HarnessError
+from http_client import COOKIE_NAME, get, post_acs, session_cookie, set_cookie_headers
+from httpd_fleet import TAGS, Fleet, bad_log_lines
+from idp_tools import window_end_of
+from stores import claim_key
 
-INTEROP_DIR = os.path.join(harness.REPO, "tests", "interop")
+INTEROP_DIR = os.path.join(common.REPO, "tests", "interop")
 PAGE = "/app/page.html"
 OTHER_SP_ENTITY_ID = "https://other-sp.test.example/saml/metadata"
 ATTRS = {"mail": ["alice@example.org"], "group": ["staff", "admins"],
@@ -64,7 +69,7 @@ def p2lib():
 @pytest.fixture(scope="module")
 def p2idp(workdir, p2lib):
     """The pysaml2 IdP (no SP metadata yet: the interop fleet adds it)."""
-    d = harness.make_dir(os.path.join(workdir, "interop", "pysaml2-idp"))
+    d = common.make_dir(os.path.join(workdir, "interop", "pysaml2-idp"))
     return p2lib.Pysaml2IdP(d, sso_url="http://127.0.0.1:9/pysaml2-idp/sso")
 
 
@@ -89,7 +94,7 @@ def interop_fleet(request, workdir, module_so, store, sp_config, p2idp, p2lib):
         pytest.fail("unexpected error-log lines at interop fleet start-up:\n%s" % bad,
                     pytrace=False)
     # pysaml2 learns our SP from the metadata the module serves.
-    r = get(f.public + harness.ENDPOINT + "/metadata")
+    r = get(f.public + httpd_fleet.ENDPOINT + "/metadata")
     assert r.status_code == 200, (r.status_code, r.text[:300])
     f.sp_metadata = r.text
     p2idp.add_sp_metadata(r.text)
@@ -365,13 +370,13 @@ def test_pysaml2_answers_the_modules_own_authn_request(ifleet, store, p2idp):
     pysaml2 parses it (checks its signature if any), answers it at the ACS
     the request names; the answer, posted with the RelayState the module
     sent, signs in (303 to ReturnTo), on every replica; posted again, 403."""
-    r = get(ifleet.public + harness.ENDPOINT + "/login?" + urllib.parse.urlencode(
+    r = get(ifleet.public + httpd_fleet.ENDPOINT + "/login?" + urllib.parse.urlencode(
         {"IdP": p2idp.entity_id, "ReturnTo": PAGE}))
     assert r.status_code == 302, (r.status_code, r.text[:300])
     loc = r.headers.get("Location", "")
     assert loc.startswith(p2idp.sso_url + "?"), loc[:200]
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
-    relay = harness.relay_of(r)   # with the binding cookies
+    relay = http_client.relay_of(r)   # with the binding cookies
     req = p2idp.parse_redirect(loc)
     assert req.message.issuer.text.strip() == ifleet.entity_id
     assert (req.redirect_signature_verified is not None) == ("Signature" in q)

@@ -14,8 +14,13 @@ import urllib.parse
 
 import pytest
 
-import harness
-from harness import HarnessError, Httpd, post_acs, session_cookie
+import common
+import http_client
+import httpd_fleet
+import stores
+from common import HarnessError
+from http_client import post_acs, session_cookie
+from httpd_fleet import Httpd
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed"),
@@ -56,21 +61,21 @@ def start_under_valgrind(workdir, name, module_so, store_url, sp_config, server_
     the valgrind log's path), once it listens."""
     h = Httpd(os.path.join(workdir, name), name, modules=[("replay_sp_module", module_so)],
               log_level="warn replay_sp:info", threads=4, start_servers=1)
-    h.body = harness.sp_conf_body(store_url, sp_config, server_extra)
+    h.body = httpd_fleet.sp_conf_body(store_url, sp_config, server_extra)
     h.write_file("index.html", "<html><body>under valgrind</body></html>\n")
     h.write_config()
     vg_log = os.path.join(h.root, "logs", "valgrind.log")
     proc = subprocess.Popen(
         ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite",
          "--keep-debuginfo=yes",
-         "--num-callers=40", "--log-file=" + vg_log, harness.APACHE2, "-X", "-f", h.conf_path],
+         "--num-callers=40", "--log-file=" + vg_log, httpd_fleet.APACHE2, "-X", "-f", h.conf_path],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=h.root)
     try:
-        harness.wait_for(lambda: harness.port_open(h.port), 120, interval=0.5,
-                         what="httpd under valgrind")
+        common.wait_for(lambda: common.port_open(h.port), 120, interval=0.5,
+                        what="httpd under valgrind")
     except HarnessError:
-        harness.terminate(proc, 120)
+        common.terminate(proc, 120)
         raise
     return h, proc, vg_log
 
@@ -78,13 +83,13 @@ def start_under_valgrind(workdir, name, module_so, store_url, sp_config, server_
 def unsolicited_rounds(h, idp, sp_config, n):
     """n sign-ins, each with a protected page, its replay and a refusal:
     their statuses."""
-    acs = h.base_url + harness.ENDPOINT + "/acs"
+    acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
     outcomes = []
     for _ in range(n):
         b64 = idp.mint(sp_config["entity_id"], acs)
         r = post_acs(acs, b64, relay_state="/index.html", timeout=60)
         cookie, _ = session_cookie(r)
-        g = harness.get(h.base_url + "/index.html", cookie=cookie, timeout=60)
+        g = http_client.get(h.base_url + "/index.html", cookie=cookie, timeout=60)
         again = post_acs(acs, b64, timeout=60)
         bad = post_acs(acs, idp.mint(sp_config["entity_id"], acs, audience="urn:other"),
                        timeout=60)
@@ -95,26 +100,27 @@ def unsolicited_rounds(h, idp, sp_config, n):
 def sp_initiated_flows(h, idp, sp_config, n):
     """n SP-initiated sign-ins with their logouts, and n IdP-initiated
     logouts of other sessions: their statuses."""
-    acs = h.base_url + harness.ENDPOINT + "/acs"
-    md = harness.get(h.base_url + harness.ENDPOINT + "/metadata", timeout=60).text
+    acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
+    md = http_client.get(h.base_url + httpd_fleet.ENDPOINT + "/metadata", timeout=60).text
     flows = []
     for i in range(n):
         # SP-initiated sign-in, then logout with the IdP's answer
-        start = harness.get(h.base_url + "/index.html?i=%d" % i, timeout=60)
+        start = http_client.get(h.base_url + "/index.html?i=%d" % i, timeout=60)
         q = urllib.parse.parse_qs(urllib.parse.urlsplit(start.headers["Location"]).query)
         rid, _ = harness_idp_request(q["SAMLRequest"][0])
         r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, in_response_to=rid,
                                    session_index="SI-%d" % i),
-                     relay_state=harness.relay_of(start), timeout=60)
+                     relay_state=http_client.relay_of(start), timeout=60)
         cookie, _ = session_cookie(r)
-        out = harness.get(h.base_url + harness.ENDPOINT + "/logout", cookie=cookie, timeout=60)
+        out = http_client.get(h.base_url + httpd_fleet.ENDPOINT + "/logout", cookie=cookie,
+                              timeout=60)
         back, _ = idp.answer_logout_request(md, out.headers["Location"])
-        done = harness.get(local(back, h.base_url), timeout=60)
+        done = http_client.get(local(back, h.base_url), timeout=60)
         # IdP-initiated logout of another session
         r2 = post_acs(acs, idp.mint(sp_config["entity_id"], acs, session_index="SJ-%d" % i),
                       timeout=60)
         url, _ = idp.logout_request_url(md, "alice", session_index="SJ-%d" % i)
-        slo = harness.get(local(url, h.base_url), timeout=60)
+        slo = http_client.get(local(url, h.base_url), timeout=60)
         flows.append((start.status_code, r.status_code, out.status_code, done.status_code,
                       r2.status_code, slo.status_code))
     return flows
@@ -134,7 +140,7 @@ def assert_no_leak_per_request(vg_log):
 def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config, idps):
     h, proc, vg_log = start_under_valgrind(workdir, "valgrind", module_so, redis.url, sp_config)
     try:
-        acs = h.base_url + harness.ENDPOINT + "/acs"
+        acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
         idp = idps["idp1"]
         assert unsolicited_rounds(h, idp, sp_config, ROUNDS) == [(303, 200, 403, 400)] * ROUNDS
         assert sp_initiated_flows(h, idp, sp_config, ROUNDS // 2) == \
@@ -162,13 +168,13 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
                               oracle.status_code, broken.status_code))
         assert encrypted == [(303, 403, 400, 400, 400)] * (ROUNDS // 2)
     finally:
-        harness.terminate(proc, 120)
+        common.terminate(proc, 120)
     assert_no_leak_per_request(vg_log)
 
 
 @pytest.fixture(scope="module")
 def leak_tls_cluster(workdir):
-    from test_tls import Pki, tls_cluster
+    from tls_stores import Pki, tls_cluster
     pki = Pki(os.path.join(workdir, "leak-pki"))
     c = tls_cluster(os.path.join(workdir, "leak-tls-cluster"), pki)
     c.pki = pki
@@ -192,7 +198,7 @@ def test_no_leak_per_request_on_a_tls_cluster(workdir, module_so, leak_tls_clust
         assert unsolicited_rounds(h, idp, sp_config, n) == [(303, 200, 403, 400)] * n
         # the slot of the NameID's logout index (every sign-in appends to
         # it) moved to another master: MOVED
-        slot = c.slot_of(harness.logout_index_key(idp.entity_id, "alice"))
+        slot = c.slot_of(stores.logout_index_key(idp.entity_id, "alice"))
         src = c.owner(slot)
         c.migrate(slot, src, next(m for m in c.masters() if m is not src))
         moved = c.errorstats("MOVED")
@@ -200,5 +206,5 @@ def test_no_leak_per_request_on_a_tls_cluster(workdir, module_so, leak_tls_clust
         assert sp_initiated_flows(h, idp, sp_config, 3) == [(302, 303, 302, 302, 303, 302)] * 3
         assert c.errorstats("MOVED") > moved
     finally:
-        harness.terminate(proc, 120)
+        common.terminate(proc, 120)
     assert_no_leak_per_request(vg_log)

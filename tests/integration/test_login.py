@@ -8,8 +8,8 @@ import urllib.parse
 
 import pytest
 
-from harness import (COOKIE_NAME, KEY_PREFIX, get, post_acs, relay_of, session_cookie,
-                     set_cookie_headers)
+from http_client import COOKIE_NAME, get, post_acs, relay_of, session_cookie, set_cookie_headers
+from stores import KEY_PREFIX
 
 PAGE = "/app/page.html?x=1&y=%2F"
 ENV_HEADERS = "\n".join([

@@ -11,14 +11,16 @@ import urllib.parse
 
 import pytest
 
-import harness
-from harness import KEY_PREFIX, get, post_acs, session_cookie, session_key
+import http_client
+import httpd_fleet
+from http_client import get, post_acs, session_cookie
+from stores import KEY_PREFIX, session_key
 
 PAGE = "/app/page.html"
 
 
 def sp_metadata(fleet):
-    r = get(fleet.public + harness.ENDPOINT + "/metadata")
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/metadata")
     assert r.status_code == 200
     return r.text
 
@@ -56,7 +58,7 @@ def local(url, base):
     return base + u.path + ("?" + u.query if u.query else "")
 
 
-def expired_cookie(resp, name=harness.COOKIE_NAME):
+def expired_cookie(resp, name=http_client.COOKIE_NAME):
     for h in resp.raw.headers.getlist("Set-Cookie"):
         if h.startswith(name + "=;") and "Max-Age=0" in h:
             return True
@@ -76,7 +78,7 @@ def test_logout_on_one_replica_ends_the_session_everywhere_and_slo_round_trip(
     assert signed_in_everywhere(fleet, cookie, "alice")
     r1, r2, r3 = fleet.replicas
 
-    r = get(r1.base_url + harness.ENDPOINT + "/logout?ReturnTo=" +
+    r = get(r1.base_url + httpd_fleet.ENDPOINT + "/logout?ReturnTo=" +
             urllib.parse.quote(PAGE + "?bye=1", safe=""), cookie=cookie)
     assert r.status_code == 302
     assert expired_cookie(r)
@@ -104,10 +106,10 @@ def test_logout_on_one_replica_ends_the_session_everywhere_and_slo_round_trip(
 
 
 def test_logout_without_session_goes_back(fleet, store):
-    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fx")
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fx")
     assert r.status_code == 302 and r.headers["Location"] == "/x"
     assert expired_cookie(r)
-    r = get(fleet.public + harness.ENDPOINT + "/logout")
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout")
     assert r.status_code == 302 and r.headers["Location"] == "/"
 
 
@@ -116,7 +118,7 @@ def test_logout_without_session_goes_back(fleet, store):
                                     "/\\evil.example", "javascript:alert(1)"])
 def test_logout_return_to_open_redirect_refused_session_kept(fleet, saml, store, target):
     cookie = sign_in(fleet, saml)
-    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=" +
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout?ReturnTo=" +
             urllib.parse.quote(target, safe=""), cookie=cookie)
     assert r.status_code == 400 and "Location" not in r.headers
     assert store.exists(session_key(cookie))
@@ -131,7 +133,7 @@ def test_logout_response_checks(fleet, saml, store):
 
     def start():
         cookie = sign_in(fleet, saml)
-        r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
+        r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
         assert r.status_code == 302
         return r.headers["Location"]
 
@@ -156,7 +158,7 @@ def test_logout_response_checks(fleet, saml, store):
 def test_logout_response_not_success_is_logged(fleet, saml, store):
     idp = saml.idps["idp1"]
     cookie = sign_in(fleet, saml)
-    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
     back, _ = idp.answer_logout_request(sp_metadata(fleet), r.headers["Location"],
                                         status=saml.testidp.STATUS_RESPONDER)
     done = get(local(back, fleet.public))
@@ -176,7 +178,7 @@ def test_logout_idp_without_slo_goes_straight_back(fleet, saml, store, workdir):
     sp = dict(fleet.sp, idp_metadata=[saml.idps["idp1"].metadata_path, path])
     fleet.restart_replicas(sp=sp)
     cookie = sign_in(fleet, saml, idp="idp2")
-    r = get(fleet.public + harness.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fdone", cookie=cookie)
     assert r.status_code == 302 and r.headers["Location"] == "/done"
     assert fleet.count_in_logs("slo=none") == 1
     assert not store.exists(session_key(cookie))
@@ -188,7 +190,7 @@ def test_logout_store_down_fails_closed(fleet, saml, store):
     cookie = sign_in(fleet, saml)
     store.stop_all()
     try:
-        r = get(fleet.public + harness.ENDPOINT + "/logout", cookie=cookie)
+        r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout", cookie=cookie)
         assert r.status_code == 503 and r.headers.get("Retry-After")
     finally:
         store.start_all()
@@ -246,7 +248,7 @@ def test_idp_logout_request_must_be_signed_by_the_idp(fleet, saml, store):
     assert fleet.count_in_logs("RSP01035") == 4
     assert signed_in_everywhere(fleet, cookie, "alice")
     # neither or both messages
-    assert get(fleet.public + harness.ENDPOINT + "/slo").status_code == 400
+    assert get(fleet.public + httpd_fleet.ENDPOINT + "/slo").status_code == 400
     assert fleet.count_in_logs("check=binding") == 1
 
 
@@ -256,7 +258,7 @@ def test_logout_of_a_session_without_session_index(fleet, saml, store):
     idp = saml.idps["idp1"]
     md = sp_metadata(fleet)
     cookie = sign_in(fleet, saml, session_index="")
-    r = get(fleet.public + harness.ENDPOINT + "/logout", cookie=cookie)
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout", cookie=cookie)
     assert r.status_code == 302
     _, info = idp.answer_logout_request(md, r.headers["Location"])
     assert info["name_id"] == "alice" and info["session_indexes"] == []
@@ -391,7 +393,7 @@ def test_malformed_logout_request_refused_before_lasso(fleet, saml, store):
     pids = {h.name: h.pid() for h in fleet.replicas}
     for xml in bad:
         for h in fleet.replicas:
-            r = get(h.base_url + harness.ENDPOINT + "/slo?SAMLRequest=" + _redirect(xml) + sig)
+            r = get(h.base_url + httpd_fleet.ENDPOINT + "/slo?SAMLRequest=" + _redirect(xml) + sig)
             assert r.status_code == 400, (h.name, r.status_code)
     assert fleet.count_in_logs("check=xml") == len(bad) * len(fleet.replicas)
     assert {h.name: h.pid() for h in fleet.replicas} == pids

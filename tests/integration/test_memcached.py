@@ -29,9 +29,11 @@ import time
 
 import pytest
 
-import harness
-from harness import (TAGS, MemcachedServer, MemcacheError, MemcacheWatch, claim_key, get,
-                     post_acs, session_cookie, session_key)
+from http_client import get, post_acs, session_cookie
+from httpd_fleet import TAGS
+from memcached_nodes import MemcachedServer, MemcacheError, MemcacheWatch
+from stores import (KEY_PREFIX, b64url_nopad, claim_key, logout_index_key,
+                    memcache_server_index, session_key)
 from test_fleet import PAGE, sign_in
 from test_store import assert_fail_closed, until
 
@@ -82,17 +84,17 @@ def test_keys_live_on_the_server_the_formula_names(fleet, saml, store):
         home = store.index_of(m.key)
         assert store.index_of(session_key(c)) == home, "session not with its claim"
         keys += [m.key, session_key(c)]
-        for k in (harness.logout_index_key(issuer, "user%d" % i),
-                  harness.logout_index_key(issuer, "user%d" % i, "si-%d" % i)):
+        for k in (logout_index_key(issuer, "user%d" % i),
+                  logout_index_key(issuer, "user%d" % i, "si-%d" % i)):
             index_keys[k] = home
-    listed = store.keys_by_server(harness.KEY_PREFIX)
+    listed = store.keys_by_server(KEY_PREFIX)
     for k in keys:
         i = store.index_of(k)
-        assert i == harness.memcache_server_index(k, 2)
+        assert i == memcache_server_index(k, 2)
         assert store.holders(k) == [i], (k, i, store.holders(k))
         assert [j for j, ks in listed.items() if k in ks] == [i], k
     claims_and_sessions = [k for ks in listed.values() for k in ks
-                           if k.startswith((harness.KEY_PREFIX + "a:", harness.KEY_PREFIX + "s:"))]
+                           if k.startswith((KEY_PREFIX + "a:", KEY_PREFIX + "s:"))]
     assert sorted(keys) == sorted(claims_and_sessions)
     for k, home in index_keys.items():
         assert [j for j, ks in listed.items() if k in ks] == [home], (k, home)
@@ -337,8 +339,8 @@ def test_memcached_full_fails_closed(fleet, saml, store, workdir):
                 assert_fail_closed(post_acs(base, m.b64, relay_state=PAGE), name)
             assert not c.exists(m.key)
         # only the sign-in from before the fill: one claim, one session
-        assert len(c.keys(harness.KEY_PREFIX + "a:")) == 1
-        assert len(c.keys(harness.KEY_PREFIX + "s:")) == 1
+        assert len(c.keys(KEY_PREFIX + "a:")) == 1
+        assert len(c.keys(KEY_PREFIX + "s:")) == 1
         assert fleet.count_in_logs(TAGS["sign_in_accepted"]) == 0
         errors = log_lines(fleet, TAGS["claim_store_error"]) + \
             log_lines(fleet, TAGS["session_store_after_claim"])
@@ -427,7 +429,7 @@ def test_request_use_is_one_add_nothing_read_before(fleet, saml, store):
     from test_login import answer, start
     req_id, _, relay = start(fleet, saml)
     a, b = answer(saml, req_id), answer(saml, req_id)
-    use = harness.KEY_PREFIX + "u:" + harness.b64url_nopad(hashlib.sha256(req_id.encode()).digest())
+    use = KEY_PREFIX + "u:" + b64url_nopad(hashlib.sha256(req_id.encode()).digest())
     w = MemcacheWatch(store.servers[0])
     try:
         ra = post_acs(fleet.acs_url, a.b64, relay_state=relay)

@@ -25,8 +25,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import harness
-from harness import HarnessError, Httpd, get, sp_conf_body
+import httpd_fleet
+from common import HarnessError
+from http_client import get
+from httpd_fleet import Httpd, sp_conf_body
 import saml_schema
 from saml_schema import DS_NS, ENGINES, MD_NS, SchemaSetupError, validate_metadata
 
@@ -274,7 +276,7 @@ def test_validator_rejects_broken_documents(engine, doc):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_metadata_is_schema_valid_on_every_replica_and_the_balancer(fleet, engine):
     for name, base in fleet.targets():
-        xml = fetch_metadata(base + harness.ENDPOINT + "/metadata")
+        xml = fetch_metadata(base + httpd_fleet.ENDPOINT + "/metadata")
         errors = validate_metadata(xml, engine=engine)
         assert errors == [], "%s: metadata invalid (%s):\n%s\n%s" % (
             name, engine, "\n".join(errors), xml.decode("utf-8", "replace"))
@@ -283,7 +285,7 @@ def test_metadata_is_schema_valid_on_every_replica_and_the_balancer(fleet, engin
 @on_redis
 def test_metadata_content_type_on_every_replica_and_the_balancer(fleet):
     for name, base in fleet.targets():
-        r = get(base + harness.ENDPOINT + "/metadata")
+        r = get(base + httpd_fleet.ENDPOINT + "/metadata")
         assert r.status_code == 200, name
         assert media_type(r) == CONTENT_TYPE, (name, r.headers.get("Content-Type"))
 
@@ -292,7 +294,7 @@ def test_metadata_content_type_on_every_replica_and_the_balancer(fleet):
 def test_metadata_is_the_same_document_everywhere(fleet):
     """UseCanonicalName On + the public ServerName: every replica describes
     the public SP, not itself."""
-    docs = {name: fetch_metadata(base + harness.ENDPOINT + "/metadata")
+    docs = {name: fetch_metadata(base + httpd_fleet.ENDPOINT + "/metadata")
             for name, base in fleet.targets()}
     assert len(set(docs.values())) == 1, docs
 
@@ -302,7 +304,7 @@ def test_metadata_names_entity_id_public_endpoints_and_certificate(fleet):
     public_base = "http://127.0.0.1:%d/saml" % fleet.balancer_port
     assert fleet.acs_url == public_base + "/acs"
     for name, base in fleet.targets():
-        xml = fetch_metadata(base + harness.ENDPOINT + "/metadata")
+        xml = fetch_metadata(base + httpd_fleet.ENDPOINT + "/metadata")
         try:
             check_sp_metadata(xml, fleet.entity_id, public_base, fleet.sp["cert_file"])
         except AssertionError as e:
@@ -311,8 +313,8 @@ def test_metadata_names_entity_id_public_endpoints_and_certificate(fleet):
 
 @on_redis
 def test_metadata_entity_id_is_the_configured_one(fleet, sp_config):
-    from conftest import SP_ENTITY_ID
-    root = parse(fetch_metadata(fleet.public + harness.ENDPOINT + "/metadata"))
+    from idp_tools import SP_ENTITY_ID
+    root = parse(fetch_metadata(fleet.public + httpd_fleet.ENDPOINT + "/metadata"))
     assert root.get("entityID") == sp_config["entity_id"] == SP_ENTITY_ID
 
 
@@ -321,7 +323,7 @@ def test_metadata_entity_id_is_the_configured_one(fleet, sp_config):
 def test_negative_control_unchanged_reserialized_document_stays_valid(fleet, engine):
     """The mutations below re-serialize with ElementTree: unchanged, that
     round trip must stay valid, so a rejection is the mutation's doing."""
-    xml = fetch_metadata(fleet.public + harness.ENDPOINT + "/metadata")
+    xml = fetch_metadata(fleet.public + httpd_fleet.ENDPOINT + "/metadata")
     again = serialize(ET.fromstring(xml))
     assert validate_metadata(again, engine=engine) == []
 
@@ -330,7 +332,7 @@ def test_negative_control_unchanged_reserialized_document_stays_valid(fleet, eng
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_negative_control_broken_metadata_is_reported_invalid(fleet, engine, mutation):
-    xml = fetch_metadata(fleet.public + harness.ENDPOINT + "/metadata")
+    xml = fetch_metadata(fleet.public + httpd_fleet.ENDPOINT + "/metadata")
     root = ET.fromstring(xml)
     before = serialize(root)
     mutate, word = MUTATIONS[mutation]
@@ -371,13 +373,13 @@ CONTENT_MUTATIONS = {
 def test_negative_control_content_checks_refuse_a_wrong_document(fleet, idps, mutation):
     """check_sp_metadata accepts the served document and refuses it with a
     wrong entityID, ACS, SLO or certificate (all still schema-valid)."""
-    public_base = fleet.public + harness.ENDPOINT
-    xml = fetch_metadata(fleet.public + harness.ENDPOINT + "/metadata")
+    public_base = fleet.public + httpd_fleet.ENDPOINT
+    xml = fetch_metadata(fleet.public + httpd_fleet.ENDPOINT + "/metadata")
     check_sp_metadata(xml, fleet.entity_id, public_base, fleet.sp["cert_file"])
     root = ET.fromstring(xml)
     CONTENT_MUTATIONS[mutation](root, {
         "public_base": public_base,
-        "replica_base": fleet.replicas[0].base_url + harness.ENDPOINT,
+        "replica_base": fleet.replicas[0].base_url + httpd_fleet.ENDPOINT,
         "other_der": cert_der(idps["idp1"].cert_path)})
     wrong = serialize(root)
     assert validate_metadata(wrong) == [], "the mutation should keep the document schema-valid"
@@ -413,7 +415,7 @@ def own_sp(request, workdir, module_so, redis, sp_config):
         h.start()
     except HarnessError as e:
         pytest.fail("own instance did not start:\n%s" % e, pytrace=False)
-    bad = harness.bad_log_lines(h._log_since(start_off).splitlines())
+    bad = httpd_fleet.bad_log_lines(h._log_since(start_off).splitlines())
     if bad:
         pytest.fail("unexpected error-log lines at start-up:\n" + "\n".join(bad), pytrace=False)
     h.sp = sp
@@ -444,6 +446,6 @@ def test_endpoint_path_content_type(own_sp):
 
 
 def test_endpoint_path_default_path_serves_no_metadata(own_sp):
-    r = get(own_sp.base_url + harness.ENDPOINT + "/metadata")
+    r = get(own_sp.base_url + httpd_fleet.ENDPOINT + "/metadata")
     assert r.status_code != 200, r.text[:300]
     assert CONTENT_TYPE not in r.headers.get("Content-Type", "")

@@ -10,8 +10,14 @@ import time
 
 import pytest
 
-import harness
-from harness import Httpd, RedisServer, post_acs, session_cookie
+import common
+import http_client
+import httpd_fleet
+import memcached_nodes
+import redis_nodes
+from http_client import post_acs, session_cookie
+from httpd_fleet import Httpd
+from redis_nodes import RedisServer
 
 INTERVAL = 1          # ReplaySPMonitorInterval in these tests
 TAG = {
@@ -44,7 +50,7 @@ class Watched:
             log_level="warn replay_sp:info", threads=4, start_servers=1)
         # The status locations come after <Location />, so that their
         # Require wins over the protected tree's.
-        self.h.body = harness.sp_conf_body(
+        self.h.body = httpd_fleet.sp_conf_body(
             redis.url, sp_config, monitor=True,
             server_extra="ReplaySPMonitorInterval %d\nReplaySPStoreTimeout 500\n%s\n"
                          % (INTERVAL, extra)) + (
@@ -53,7 +59,7 @@ class Watched:
             "<Location /server-status>\n    SetHandler server-status\n"
             "    Require all granted\n</Location>\n")
         self.h.write_file("index.html", "watched\n")
-        self.acs = self.h.base_url + harness.ENDPOINT + "/acs"
+        self.acs = self.h.base_url + httpd_fleet.ENDPOINT + "/acs"
 
     def lines(self, tag):
         return [l for l in self.h.new_log_lines() if tag in l]
@@ -69,7 +75,7 @@ class Watched:
                              % (count, tag, timeout, "\n".join(self.h.new_log_lines()[-20:])))
 
     def metrics(self):
-        text = harness.get(self.h.base_url + "/rsp-status").text
+        text = http_client.get(self.h.base_url + "/rsp-status").text
         return {m.group(1): float(m.group(2))
                 for m in re.finditer(r"^(replay_sp_\w+) (\S+)$", text, re.M)}
 
@@ -98,7 +104,8 @@ def watched(request, workdir, module_so, sp_config):
         # short: a unix socket path must stay under 108 bytes
         base = os.path.join(workdir, "mon", "%x-%d" % (abs(hash(request.node.name)) % 65536, n))
         if memcached_options is not None:
-            redis = harness.MemcachedServer(os.path.join(base, "mc"), options=memcached_options)
+            redis = memcached_nodes.MemcachedServer(os.path.join(base, "mc"),
+                                                    options=memcached_options)
         else:
             redis = TunedRedis(os.path.join(base, "redis"), redis_args)
         redis.start()
@@ -120,7 +127,7 @@ def fill(client, until, limit=20000, size=20000):
     for i in range(limit):
         try:
             client.call("SET", "filler:%d" % i, blob)
-        except harness.RedisError:
+        except redis_nodes.RedisError:
             pass
         if i % 20 == 0 and until(client.info()):
             return i
@@ -191,7 +198,7 @@ def test_config_renamed_everything_works_from_info(watched, idps):
     """A managed Redis without CONFIG: the monitor still reads the policy
     (from INFO memory) and sign-ins still work."""
     w = watched(("--rename-command", "CONFIG", "", "--maxmemory-policy", "allkeys-lru"))
-    with pytest.raises(harness.RedisError):
+    with pytest.raises(redis_nodes.RedisError):
         w.redis.client().call("CONFIG", "GET", "maxmemory")
     assert "allkeys-lru" in w.wait_for_line(TAG["policy"])[0]
     m = idps["idp1"].mint(w.sp["entity_id"], w.acs)
@@ -212,7 +219,7 @@ def test_full_store_refuses_sign_ins_and_raises_the_refusal_alarm(watched, idps)
         assert "is full" in w.wait_for_line(TAG["refusals"])[0]
         w.wait_for_line(TAG["headroom"])
     finally:
-        c.call("CONFIG", "SET", "maxmemory", harness.REDIS_MAXMEMORY)
+        c.call("CONFIG", "SET", "maxmemory", redis_nodes.REDIS_MAXMEMORY)
     w.wait_for_line(TAG["headroom_ok"])
     assert w.sign_in(idps["idp1"]).status_code == 303
 
@@ -236,7 +243,7 @@ def test_replica_role_alarm(watched, idps):
     w = watched()
     w.wait_for_poll()
     c = w.redis.client()
-    c.call("REPLICAOF", "127.0.0.1", str(harness.free_port()))
+    c.call("REPLICAOF", "127.0.0.1", str(common.free_port()))
     try:
         w.wait_for_line(TAG["role"])
         assert w.sign_in(idps["idp1"]).status_code == 503
@@ -265,10 +272,10 @@ def test_status_counters_equal_what_happened(watched, idps):
     assert got["replay_sp_store_up"] == 1
     assert got["replay_sp_store_limit_bytes"] == 256 * 1024 * 1024
     assert 0 < got["replay_sp_store_used_bytes"] < got["replay_sp_store_limit_bytes"]
-    auto = harness.get(w.h.base_url + "/server-status?auto").text
+    auto = http_client.get(w.h.base_url + "/server-status?auto").text
     assert "ReplaySPClaimsWon: %d" % n in auto
     assert "ReplaySPReplaysRefused: %d" % m in auto
-    html = harness.get(w.h.base_url + "/server-status").text
+    html = http_client.get(w.h.base_url + "/server-status").text
     assert "mod_replay_sp" in html
 
 
@@ -281,11 +288,11 @@ def test_lasso_servers_built_when_the_child_starts(watched, idps):
     for _ in range(6):
         r = w.sign_in(idps["idp1"])
         assert r.status_code == 303
-        cookie = harness.session_cookie(r)[0]
-        assert harness.get(w.h.base_url + "/index.html", cookie=cookie).status_code == 200
-        assert harness.get(w.h.base_url + harness.ENDPOINT + "/login").status_code == 302
-        assert harness.get(w.h.base_url + harness.ENDPOINT + "/logout",
-                           cookie=cookie).status_code in (302, 303)
+        cookie = http_client.session_cookie(r)[0]
+        assert http_client.get(w.h.base_url + "/index.html", cookie=cookie).status_code == 200
+        assert http_client.get(w.h.base_url + httpd_fleet.ENDPOINT + "/login").status_code == 302
+        assert http_client.get(w.h.base_url + httpd_fleet.ENDPOINT + "/logout",
+                               cookie=cookie).status_code in (302, 303)
     assert w.metrics()["replay_sp_lasso_servers_built_total"] == 4
 
 
@@ -328,7 +335,7 @@ def test_memcached_that_may_evict_raises_the_policy_alarm(watched, options, says
 
 
 def test_memcached_configured_as_advised_raises_nothing(watched, idps):
-    w = watched(memcached_options=harness.MEMCACHED_DEFAULT_OPTIONS)
+    w = watched(memcached_options=memcached_nodes.MEMCACHED_DEFAULT_OPTIONS)
     w.wait_for_poll()
     first = w.metrics()["replay_sp_monitor_last_poll_timestamp_seconds"]
     assert w.sign_in(idps["idp1"]).status_code == 303
@@ -341,7 +348,7 @@ def test_memcached_configured_as_advised_raises_nothing(watched, idps):
 
 @pytest.mark.expect_log("RSP02004", "RSP02008", "RSP02009")
 def test_memcached_restart_raises_the_loss_alarm(watched, idps):
-    w = watched(memcached_options=harness.MEMCACHED_DEFAULT_OPTIONS)
+    w = watched(memcached_options=memcached_nodes.MEMCACHED_DEFAULT_OPTIONS)
     assert w.sign_in(idps["idp1"]).status_code == 303
     w.wait_for_poll()
     w.redis.restart()

@@ -12,8 +12,12 @@ import time
 
 import pytest
 
-import harness
-from harness import Httpd, RedisClient, post_acs, session_cookie
+import http_client
+import httpd_fleet
+import stores
+from http_client import post_acs, session_cookie
+from httpd_fleet import Httpd
+from redis_nodes import RedisClient
 
 # what clients send (the commands a script runs are listed as "[db lua]")
 CMD_RE = re.compile(r'^\+?[\d.]+ \[\d+ (?!lua\])[^\]]+\] (.*)$')
@@ -91,7 +95,7 @@ def test_claim_is_one_set_nx_px_with_nothing_read_before(fleet, saml, redis):
     # The session is written after the claim was won, under the hash of the
     # cookie value, never the value itself.
     cookie, _ = session_cookie(first)
-    sess_key = harness.session_key(cookie)
+    sess_key = stores.session_key(cookie)
     order = [c[1] for c in commands if c[0].upper() == "SET"]
     assert order.index(m.key) < order.index(sess_key)
     assert not any(cookie in " ".join(c) for c in commands)
@@ -102,19 +106,19 @@ def test_connections_are_reused_across_requests(workdir, module_so, redis, sp_co
     connections are ever made."""
     h = Httpd(os.path.join(workdir, "reuse"), "reuse", modules=[("replay_sp_module", module_so)],
               log_level="warn replay_sp:info", threads=2, start_servers=1)
-    h.body = harness.sp_conf_body(redis.url, sp_config)
+    h.body = httpd_fleet.sp_conf_body(redis.url, sp_config)
     h.write_file("index.html", "reuse\n")
     rc = redis.client()
     h.start()
     try:
         before = int(rc.info("stats")["total_connections_received"])
-        acs = h.base_url + harness.ENDPOINT + "/acs"
+        acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
         n = 25
         for _ in range(n):
             r = post_acs(acs, idps["idp1"].mint(sp_config["entity_id"], acs))
             assert r.status_code == 303
             cookie, _ = session_cookie(r)
-            assert harness.get(h.base_url + "/index.html", cookie=cookie).status_code == 200
+            assert http_client.get(h.base_url + "/index.html", cookie=cookie).status_code == 200
         after = int(rc.info("stats")["total_connections_received"])
     finally:
         h.stop()
@@ -130,7 +134,7 @@ def test_connections_are_reused_across_requests(workdir, module_so, redis, sp_co
 
 def _hashed(kind, data):
     import hashlib
-    return harness.KEY_PREFIX + kind + harness.b64url_nopad(hashlib.sha256(data).digest())
+    return stores.KEY_PREFIX + kind + stores.b64url_nopad(hashlib.sha256(data).digest())
 
 
 def first_touch_is_set_nx(commands, key):
@@ -183,8 +187,8 @@ def test_logout_request_id_taken_by_one_set_nx(fleet, saml, redis):
     url, req_id = idp.logout_request_url(sp_metadata(fleet), "alice", session_index="SI-P")
     mon = Monitor(redis)
     try:
-        r1 = harness.get(local(url, fleet.public))
-        r2 = harness.get(local(url, fleet.public))
+        r1 = http_client.get(local(url, fleet.public))
+        r2 = http_client.get(local(url, fleet.public))
     finally:
         commands = mon.stop()
     assert (r1.status_code, r2.status_code) == (302, 400)

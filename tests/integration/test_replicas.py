@@ -15,9 +15,13 @@ import time
 
 import pytest
 
-import harness
-from conftest import Saml
-from harness import HarnessError, Httpd, RedisServer, post_acs, session_cookie, sp_conf_body
+import common
+import httpd_fleet
+from common import HarnessError
+from http_client import post_acs, session_cookie
+from httpd_fleet import Httpd, sp_conf_body
+from redis_nodes import RedisServer
+from idp_tools import Saml
 from test_fleet import PAGE
 
 TIMEOUT_MS = 1500
@@ -47,8 +51,8 @@ def replicas_online(primary):
 
 
 def wait_online(primary, n, timeout=20):
-    harness.wait_for(lambda: replicas_online(primary) >= n, timeout,
-                     what="%d replica(s) online" % n)
+    common.wait_for(lambda: replicas_online(primary) >= n, timeout,
+                    what="%d replica(s) online" % n)
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +75,12 @@ def replica(workdir, primary):
 
 @pytest.fixture(scope="module")
 def acked_fleet(workdir, module_so, sp_config, primary, replica):
-    f = harness.started_fleet(os.path.join(workdir, "repl-fleet"), module=module_so,
-                              store_url=primary.url, sp=sp_config, n_replicas=2, threads=8,
-                              start_servers=1,
-                              server_extra="ReplaySPStoreTimeout %d\nReplaySPStoreReplicas 1 %d\n"
-                                           "ReplaySPMonitorInterval 1\n" % (TIMEOUT_MS, WAIT_MS))
+    f = httpd_fleet.started_fleet(os.path.join(workdir, "repl-fleet"), module=module_so,
+                                  store_url=primary.url, sp=sp_config, n_replicas=2, threads=8,
+                                  start_servers=1,
+                                  server_extra="ReplaySPStoreTimeout %d\n"
+                                               "ReplaySPStoreReplicas 1 %d\n"
+                                               "ReplaySPMonitorInterval 1\n" % (TIMEOUT_MS, WAIT_MS))
     yield f
     f.stop()
 
@@ -162,7 +167,7 @@ def test_stalled_replica_refuses_sign_ins_and_keeps_the_claim(fleet_r, mint, pri
 def test_no_replica_refuses_sign_ins_with_the_alarm_then_recovers(fleet_r, mint, primary,
                                                                   replica):
     replica.stop()
-    harness.wait_for(lambda: replicas_online(primary) == 0, 10, what="replica gone")
+    common.wait_for(lambda: replicas_online(primary) == 0, 10, what="replica gone")
     for h in fleet_r.replicas:
         m = mint()
         r = post_acs(h.base_url, m.b64, relay_state=PAGE)

@@ -9,8 +9,12 @@ import urllib.parse
 
 import pytest
 
-import harness
-from harness import Httpd, RoundTripCounter, post_acs, session_cookie
+import http_client
+import httpd_fleet
+import memcached_nodes
+from http_client import post_acs, session_cookie
+from httpd_fleet import Httpd
+from stores import RoundTripCounter
 
 
 @pytest.fixture(params=["redis", "memcached"])
@@ -19,14 +23,14 @@ def counted(request, workdir, module_so, sp_config):
         server = request.getfixturevalue("redis")
         url = "redis://127.0.0.1:%d/0"
     else:
-        server = harness.MemcachedServer(os.path.join(workdir, "round-trips-mc"))
+        server = memcached_nodes.MemcachedServer(os.path.join(workdir, "round-trips-mc"))
         server.start()
         url = "memcache://127.0.0.1:%d"
     port = server.port
     relay = RoundTripCounter(port)
     h = Httpd(os.path.join(workdir, "round-trips-" + request.param), "round-trips",
               modules=[("replay_sp_module", module_so)], threads=2, start_servers=1,
-              body=harness.sp_conf_body(url % relay.port, sp_config))
+              body=httpd_fleet.sp_conf_body(url % relay.port, sp_config))
     h.write_file("index.html", "counted\n")
     h.start()
     yield h, relay
@@ -46,7 +50,7 @@ def trips(relay, action):
 def test_round_trips_per_request(counted, idps, sp_config, testidp):
     h, relay = counted
     idp = idps["idp1"]
-    acs = h.base_url + harness.ENDPOINT + "/acs"
+    acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
     entity = sp_config["entity_id"]
 
     # A first sign-in on a fresh connection (and, once per Redis, the
@@ -63,17 +67,17 @@ def test_round_trips_per_request(counted, idps, sp_config, testidp):
     assert n == 1, "replay: %d round trips (the holder is read with the claim)" % n
 
     cookie = session_cookie(r)[0]
-    g, n = trips(relay, lambda: harness.get(h.base_url + "/index.html", cookie=cookie))
+    g, n = trips(relay, lambda: http_client.get(h.base_url + "/index.html", cookie=cookie))
     assert g.status_code == 200
     assert n == 1, "protected request: %d round trips" % n
 
-    login, n = trips(relay, lambda: harness.get(h.base_url + harness.ENDPOINT + "/login"))
+    login, n = trips(relay, lambda: http_client.get(h.base_url + httpd_fleet.ENDPOINT + "/login"))
     assert login.status_code == 302
     assert n == 1, "login GET: %d round trips" % n
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(login.headers["Location"]).query)
     req_id, _ = testidp.parse_redirect_authn_request(q["SAMLRequest"][0])
     answer = idp.mint(entity, acs, in_response_to=req_id)
-    r3, n = trips(relay, lambda: post_acs(acs, answer, relay_state=harness.relay_of(login)))
+    r3, n = trips(relay, lambda: post_acs(acs, answer, relay_state=http_client.relay_of(login)))
     assert r3.status_code == 303, r3.status_code
     # the request read and checked before the claim, the claim, the
     # request used up, the session's writes

@@ -19,9 +19,13 @@ import time
 
 import pytest
 
-import harness
-from conftest import Saml
-from harness import RedisServer, free_port
+import common
+import http_client
+import httpd_fleet
+import redis_nodes
+from common import free_port
+from redis_nodes import RedisServer
+from idp_tools import Saml
 from test_fleet import PAGE
 from test_replicas import Replica, replicas_online
 
@@ -35,7 +39,7 @@ class Sentinel:
     """redis-server --sentinel with a config of its own (it rewrites it)."""
 
     def __init__(self, workdir, master_port):
-        self.dir = harness.make_dir(workdir)
+        self.dir = common.make_dir(workdir)
         self.port = free_port()
         self.conf = os.path.join(self.dir, "sentinel.conf")
         self.log_path = os.path.join(self.dir, "sentinel.log")
@@ -52,18 +56,18 @@ class Sentinel:
     def start(self):
         import subprocess
         with open(os.path.join(self.dir, "stdout"), "ab") as out:
-            self.proc = subprocess.Popen([harness.REDIS_SERVER, self.conf, "--sentinel"],
+            self.proc = subprocess.Popen([redis_nodes.REDIS_SERVER, self.conf, "--sentinel"],
                                          stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
-        harness.wait_for(lambda: self.call("PING") == "PONG", 20,
-                         what="sentinel on port %d" % self.port)
+        common.wait_for(lambda: self.call("PING") == "PONG", 20,
+                        what="sentinel on port %d" % self.port)
         return self
 
     def call(self, *args):
-        c = harness.RedisClient(port=self.port, timeout=2)
+        c = redis_nodes.RedisClient(port=self.port, timeout=2)
         try:
             return c.call(*args)
-        except (OSError, ConnectionError, harness.RedisError):
+        except (OSError, ConnectionError, redis_nodes.RedisError):
             return None
         finally:
             c.close()
@@ -73,7 +77,7 @@ class Sentinel:
         return int(r[1]) if r else None
 
     def stop(self):
-        harness.stop_server(self.proc, self.port, "sentinel", harness.STOP_TIMEOUT)
+        common.stop_server(self.proc, self.port, "sentinel", common.STOP_TIMEOUT)
 
 
 class Topology:
@@ -86,7 +90,7 @@ class Topology:
         for name in "bc":
             r = Replica(os.path.join(workdir, "sent-redis-" + name), self.master).start()
             self.nodes[r.port] = r
-        harness.wait_for(lambda: replicas_online(self.master) == 2, 20, what="2 replicas")
+        common.wait_for(lambda: replicas_online(self.master) == 2, 20, what="2 replicas")
         self.sentinels = [Sentinel(os.path.join(workdir, "sentinel-%d" % i),
                                    self.master.port).start() for i in range(3)]
         self.settled()
@@ -112,7 +116,7 @@ class Topology:
             return all(len(s.call("SENTINEL", "sentinels", MASTER) or []) == 2
                        and len(s.call("SENTINEL", "replicas", MASTER) or []) >= 2
                        for s in self.sentinels)
-        harness.wait_for(ok, timeout, interval=0.25, what="sentinels settled")
+        common.wait_for(ok, timeout, interval=0.25, what="sentinels settled")
 
     def stop(self):
         for s in self.sentinels:
@@ -132,10 +136,10 @@ def topo(workdir):
 
 @pytest.fixture(scope="module")
 def sfleet(workdir, module_so, sp_config, topo):
-    f = harness.started_fleet(os.path.join(workdir, "sent-fleet"), module=module_so,
-                              store_url=topo.url, sp=sp_config, n_replicas=2, threads=8,
-                              start_servers=1, server_extra="ReplaySPStoreTimeout %d\n"
-                              "ReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
+    f = httpd_fleet.started_fleet(os.path.join(workdir, "sent-fleet"), module=module_so,
+                                  store_url=topo.url, sp=sp_config, n_replicas=2, threads=8,
+                                  start_servers=1, server_extra="ReplaySPStoreTimeout %d\n"
+                                  "ReplaySPMonitorInterval 1\n" % TIMEOUT_MS)
     yield f
     f.stop()
 
@@ -150,7 +154,7 @@ def lines_with(fleet, needle):
 
 
 def post(fleet, i, m):
-    return harness.post_round_robin(fleet, i, m.b64, PAGE)
+    return http_client.post_round_robin(fleet, i, m.b64, PAGE)
 
 
 @pytest.mark.expect_log("replay_refused")
@@ -178,7 +182,7 @@ def test_sentinel_errors_told_apart(sfleet, mint, topo):
             sfleet.mark_logs()
             assert post(sfleet, 0, mint()) == 503
             time.sleep(0.1)
-            errs = lines_with(sfleet, harness.TAGS["claim_store_error"])
+            errs = lines_with(sfleet, httpd_fleet.TAGS["claim_store_error"])
             assert errs and all(says in l for l in errs), errs
     finally:
         sfleet.reset_replicas()
@@ -196,14 +200,14 @@ def failover(sfleet, topo, mint, before, stop_replicas):
     accepted = []
     time.sleep(2.5)   # each monitor (a poll a second) has seen the master
     if stop_replicas:
-        harness.cut_off_replicas(old, replicas)
+        redis_nodes.cut_off_replicas(old, replicas)
     try:
         for i in range(before):
             m = mint()
             if post(sfleet, i, m) == 303:
                 accepted.append(m)
         # nothing of what was accepted can have reached a replica
-        assert not stop_replicas or not harness.attached_replicas(old)
+        assert not stop_replicas or not redis_nodes.attached_replicas(old)
         os.kill(old.pid, signal.SIGKILL)
         old.proc.wait(10)
     finally:
@@ -246,7 +250,7 @@ def test_failover_then_sign_ins_on_the_new_master_without_restart(sfleet, mint, 
     def everywhere():
         per = sfleet.new_log_lines()
         return all(any(TAG["failover"] in l for l in per[h.name]) for h in sfleet.replicas)
-    harness.wait_for(everywhere, 15, interval=0.2, what="the failover alarm on every replica")
+    common.wait_for(everywhere, 15, interval=0.2, what="the failover alarm on every replica")
     per = sfleet.new_log_lines()
     for h in sfleet.replicas:
         got = [l for l in per[h.name] if TAG["failover"] in l]
@@ -279,16 +283,16 @@ def test_claims_lost_in_a_failover_unless_acknowledged(sfleet, mint, topo, capsy
                 assert post(sfleet, i, m) == 303
                 safe.append(m)
             accepted, seen, old, new = failover(sfleet, topo, mint, 8, stop_replicas=True)
-            got = harness.answers_after_failover(sfleet, accepted + safe, PAGE, FAILOVER_BOUND)
+            got = http_client.answers_after_failover(sfleet, accepted + safe, PAGE, FAILOVER_BOUND)
             counts[label] = (len(accepted), got.count(303))
             # what the replicas had before they were stopped: refused
             assert got[len(accepted):] == [403] * len(safe), (
-                label, got, harness.tagged_lines(sfleet))
+                label, got, httpd_fleet.tagged_lines(sfleet))
             if extra:
                 assert accepted == [], "accepted without replicas acknowledging"
             else:   # the loss, shown: each one accepted a second time
                 assert len(accepted) == 8 and got[:8] == [303] * 8, (
-                    label, got, harness.tagged_lines(sfleet))
+                    label, got, httpd_fleet.tagged_lines(sfleet))
             bring_back(topo, old)
     finally:
         sfleet.reset_replicas()

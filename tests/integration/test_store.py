@@ -11,9 +11,12 @@ import time
 
 import pytest
 
-import harness
+import redis_nodes
+from common import free_port
+from http_client import get, post_acs, session_cookie
+from httpd_fleet import TAGS
+from stores import claim_key, session_key
 
-from harness import (TAGS, claim_key, free_port, get, post_acs, session_cookie, session_key)
 from test_fleet import PAGE, claims, sessions, sign_in
 
 RECOVERY = 10.0   # seconds a replica may take to get its store back
@@ -132,7 +135,7 @@ def test_g_redis_oom_fails_closed(fleet, saml, store, rc):
         assert not store.exists(m.key)
         assert sessions(store) == []
     finally:
-        rc.call("CONFIG", "SET", "maxmemory", harness.REDIS_MAXMEMORY)
+        rc.call("CONFIG", "SET", "maxmemory", redis_nodes.REDIS_MAXMEMORY)
     r, _ = until(lambda: post_acs(fleet.public, m.b64), lambda r: r.status_code == 303)
     assert_store_works(fleet, saml, store)
 

@@ -1,7 +1,8 @@
-"""TLS to the store: rediss:// and memcaches:// against a real redis-server
-and a real memcached with TLS listeners, certificates made here by a
-throwaway CA (openssl). Each store also listens in plaintext, for the
-tests' own client only: the module is given the TLS port alone.
+"""TLS to the store: rediss:// and memcaches:// against a real
+redis-server and a real memcached with TLS listeners, certificates made by a
+throwaway CA (openssl; tls_stores.py). Each store also listens in
+plaintext, for the tests' own client only: the module is given the TLS
+port alone.
 
 What is shown: sign-ins and replays over TLS on both backends (on two
 replicas); a certificate from another CA, and a valid certificate for
@@ -14,187 +15,25 @@ the TLS session.
 
 import os
 import re
-import socket
 import subprocess
 import threading
 import time
 
 import pytest
 
-import harness
-from conftest import Saml
-from harness import (HarnessError, Httpd, MemcachedServer, RedisServer, TAGS, free_port,
-                     post_acs, session_cookie, sp_conf_body)
+import common
+import httpd_fleet
+import redis_nodes
+from common import HarnessError, free_port
+from http_client import post_acs, session_cookie
+from httpd_fleet import TAGS, Httpd, sp_conf_body
+from idp_tools import Saml
 from test_fleet import PAGE
+from tls_stores import Pki, StallingServer, TlsMemcached, TlsRedis, tls_cluster
 
 TIMEOUT_MS = 500
 ALARM = {"unreachable": "RSP02008", "reachable": "RSP02009"}
 TLS_DEBUG = "TLS connection ("
-
-
-# --------------------------------------------------------------------------
-# a throwaway PKI
-# --------------------------------------------------------------------------
-
-def _openssl(*args):
-    subprocess.run(["openssl"] + list(args), check=True, capture_output=True, timeout=60)
-
-
-class Pki:
-    """A CA and certificates it signed (plus an unrelated CA), in d."""
-
-    def __init__(self, d):
-        self.d = harness.make_dir(d)
-        self.ca = self._ca("ca", "rsp test store CA")
-        self.rogue_ca = self._ca("rogue-ca", "rsp unrelated CA")
-        # the store's own names: a DNS name and an IP address
-        self.server = self._leaf("server", "localhost", "DNS:localhost,IP:127.0.0.1")
-        # valid (our CA) but for another name
-        self.other = self._leaf("other", "other.example", "DNS:other.example")
-        self.client = self._leaf("client", "rsp replica", "DNS:replica.example")
-        self.client_rogue = self._leaf("client-rogue", "rsp rogue replica",
-                                       "DNS:replica.example", ca="rogue-ca")
-        self.garbage = self.path("garbage.pem")
-        with open(self.garbage, "w") as f:
-            f.write("-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n")
-
-    def path(self, name):
-        return os.path.join(self.d, name)
-
-    def _ca(self, name, cn):
-        key, crt = self.path(name + ".key"), self.path(name + ".pem")
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                 "-out", crt, "-days", "2", "-subj", "/CN=" + cn,
-                 "-addext", "basicConstraints=critical,CA:TRUE",
-                 "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-        return crt
-
-    def _leaf(self, name, cn, san, ca="ca"):
-        key, csr, crt = (self.path(name + x) for x in (".key", ".csr", ".pem"))
-        ext = self.path(name + ".ext")
-        with open(ext, "w") as f:
-            f.write("subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n"
-                    "basicConstraints=CA:FALSE\n" % san)
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-                 "-subj", "/CN=" + cn)
-        _openssl("x509", "-req", "-in", csr, "-CA", self.path(ca + ".pem"),
-                 "-CAkey", self.path(ca + ".key"), "-CAcreateserial", "-out", crt,
-                 "-days", "2", "-extfile", ext)
-        os.chmod(key, 0o644)   # memcached reads it as www-data; test keys only
-        return crt, key
-
-
-class TlsRedis(RedisServer):
-    """redis-server with its plaintext port (the tests' client) and a TLS
-    port (the module's)."""
-
-    def __init__(self, workdir, cert, ca, auth_clients="no"):
-        super().__init__(workdir)
-        self.tls_port = free_port()
-        self.cert, self.ca, self.auth_clients = cert, ca, auth_clients
-
-    def argv(self):
-        crt, key = self.cert
-        return super().argv() + [
-            "--tls-port", str(self.tls_port), "--tls-cert-file", crt, "--tls-key-file", key,
-            "--tls-ca-cert-file", self.ca, "--tls-auth-clients", self.auth_clients]
-
-    def tls_url(self, host="localhost"):
-        return "rediss://%s:%d/0" % (host, self.tls_port)
-
-    def tls_clients(self):
-        """Client connections on the TLS port, from CLIENT LIST."""
-        c = self.client()
-        try:
-            text = c.call("CLIENT", "LIST").decode()
-        finally:
-            c.close()
-        return [l for l in text.splitlines() if "laddr=127.0.0.1:%d " % self.tls_port in l]
-
-
-class TlsClusterNode(harness.ClusterNode):
-    """A cluster node: its plaintext port for the tests' client, a TLS port
-    for the module, and the cluster bus and replication over TLS (so that
-    CLUSTER SHARDS and MOVED give the TLS ports)."""
-
-    def __init__(self, workdir, cert, ca):
-        super().__init__(workdir)
-        self.tls_port = free_port()
-        self.cert, self.ca = cert, ca
-
-    def argv(self):
-        crt, key = self.cert
-        return super().argv() + [
-            "--tls-port", str(self.tls_port), "--tls-cert-file", crt, "--tls-key-file", key,
-            "--tls-ca-cert-file", self.ca, "--tls-auth-clients", "optional",
-            "--tls-cluster", "yes", "--tls-replication", "yes"]
-
-
-def tls_cluster(workdir, pki, replicas=0):
-    """A three-master cluster over TLS (started)."""
-    c = harness.RedisCluster(workdir, name="tlscl", replicas=replicas,
-                             make_node=lambda d: TlsClusterNode(d, pki.server, pki.ca))
-    try:
-        c.start()
-    except HarnessError:
-        c.stop()
-        raise
-    c.tls_url = "rediss+cluster://" + ",".join(
-        "127.0.0.1:%d" % n.tls_port for n in c.nodes[:c.n_masters])
-    return c
-
-
-class TlsMemcached(MemcachedServer):
-    """memcached with a plaintext listener (the tests' client) and a TLS
-    one (the module's)."""
-
-    def __init__(self, workdir, cert):
-        super().__init__(workdir)
-        self.tls_port = free_port()
-        self.cert = cert
-
-    def argv(self):
-        crt, key = self.cert
-        user = ["-u", "www-data"] if os.geteuid() == 0 else []
-        return [harness.MEMCACHED, "-l", "notls:127.0.0.1:%d,127.0.0.1:%d"
-                % (self.port, self.tls_port), "-Z", "-o",
-                "ssl_chain_cert=%s,ssl_key=%s" % (crt, key)] + user + list(self.options)
-
-    def tls_url(self, host="localhost"):
-        return "memcaches://%s:%d" % (host, self.tls_port)
-
-
-class StallingServer:
-    """Accepts TCP connections and never says anything (a TLS store stuck
-    before its ServerHello). Bounded: closes what it accepted on close()."""
-
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.held = []
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                c, _ = self.sock.accept()
-                self.held.append(c)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-
-    def close(self):
-        self._stop.set()
-        self._t.join(5)
-        for c in self.held:
-            c.close()
-        self.sock.close()
 
 
 # --------------------------------------------------------------------------
@@ -239,9 +78,9 @@ def tls_extra(ca=None, cert=None, key=None, debug=False, monitor=False):
 
 @pytest.fixture(scope="module")
 def tls_fleet(workdir, module_so, sp_config, tls_redis, pki):
-    f = harness.started_fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
-                              store_url=tls_redis.tls_url(), sp=sp_config, n_replicas=2,
-                              threads=8, start_servers=1, server_extra=tls_extra(ca=pki.ca))
+    f = httpd_fleet.started_fleet(os.path.join(workdir, "tls-fleet"), module=module_so,
+                                  store_url=tls_redis.tls_url(), sp=sp_config, n_replicas=2,
+                                  threads=8, start_servers=1, server_extra=tls_extra(ca=pki.ca))
     yield f
     f.stop()
 
@@ -357,7 +196,7 @@ class TlsSentinel:
     port (and talking TLS to it): it names that port."""
 
     def __init__(self, workdir, pki, master_tls_port, name="rspmaster"):
-        self.dir = harness.make_dir(workdir)
+        self.dir = common.make_dir(workdir)
         self.port = free_port()
         self.conf = os.path.join(self.dir, "sentinel.conf")
         crt, key = pki.server
@@ -372,15 +211,15 @@ class TlsSentinel:
 
     def start(self):
         with open(os.path.join(self.dir, "stdout"), "ab") as out:
-            self.proc = subprocess.Popen([harness.REDIS_SERVER, self.conf, "--sentinel"],
+            self.proc = subprocess.Popen([redis_nodes.REDIS_SERVER, self.conf, "--sentinel"],
                                          stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
-        harness.wait_for(lambda: harness.port_open(self.port), 20,
-                         what="TLS sentinel on port %d" % self.port)
+        common.wait_for(lambda: common.port_open(self.port), 20,
+                        what="TLS sentinel on port %d" % self.port)
         return self
 
     def stop(self):
-        harness.stop_server(self.proc, self.port, "sentinel", harness.STOP_TIMEOUT)
+        common.stop_server(self.proc, self.port, "sentinel", common.STOP_TIMEOUT)
 
 
 @pytest.mark.expect_log("replay_refused")
@@ -617,7 +456,7 @@ def test_good_tls_settings_pass_configtest(tls_instance, pki):
 # --------------------------------------------------------------------------
 
 def test_tool_check_over_tls(tls_redis, pki):
-    tool = os.path.join(harness.REPO, "tools", "replay-sp")
+    tool = os.path.join(common.REPO, "tools", "replay-sp")
 
     def run(*args):
         return subprocess.run([tool] + list(args), capture_output=True, text=True, timeout=30)

@@ -16,11 +16,15 @@ import urllib.parse
 
 import pytest
 
-import harness
-from harness import (KEY_PREFIX, MemcachedServer, RedisServer, free_port, get, post_acs,
-                     session_cookie)
+import common
+import redis_nodes
+from common import free_port
+from http_client import get, post_acs, session_cookie
+from memcached_nodes import MemcachedServer
+from redis_nodes import RedisServer
+from stores import KEY_PREFIX
 
-TOOL = os.path.join(harness.REPO, "tools", "replay-sp")
+TOOL = os.path.join(common.REPO, "tools", "replay-sp")
 PAGE = "/app/page.html"
 
 
@@ -149,7 +153,7 @@ def test_check_memcached(workdir):
 
 
 def test_check_cluster_reports_each_shard(workdir):
-    c = harness.RedisCluster(os.path.join(workdir, "tool", "cluster"), name="tcl", replicas=0)
+    c = redis_nodes.RedisCluster(os.path.join(workdir, "tool", "cluster"), name="tcl", replicas=0)
     try:
         c.start()
         j = json.loads(run("check", c.url, "--json").stdout)
@@ -254,7 +258,7 @@ def test_sessions_end_signs_the_user_out_of_every_replica(fleet, saml, store):
 # --------------------------------------------------------------------------
 
 def test_capacity_matches_the_operations_guide():
-    with open(os.path.join(harness.REPO, "docs", "operations.md")) as f:
+    with open(os.path.join(common.REPO, "docs", "operations.md")) as f:
         guide = f.read()
     # the guide's example: 50 sign-ins per second, 5-minute assertions, 60 s
     # skew -> 18,000 claims ~ 7 MB; 100,000 eight-hour sessions ~ 60 MB

@@ -16,8 +16,9 @@ import urllib.parse
 
 import pytest
 
-import harness
-from harness import get, post_acs, relay_of, session_cookie
+import common
+import httpd_fleet
+from http_client import get, post_acs, relay_of, session_cookie
 
 # main when the records were last checked across versions
 BASE = "c23f076"
@@ -31,12 +32,12 @@ PAGE = "/app/page.html"
 def base_module(workdir):
     """mod_replay_sp.so of BASE, built from `git archive` in the work
     directory (bounded: 10 minutes)."""
-    git = ["git", "-C", harness.REPO]
+    git = ["git", "-C", common.REPO]
     shallow = subprocess.run(git + ["rev-parse", "--is-shallow-repository"],
                              capture_output=True, text=True, timeout=30)
     if shallow.stdout.strip() == "true":
         pytest.skip("a shallow clone has no %s to build" % BASE)
-    d = harness.make_dir(os.path.join(workdir, "base-module"))
+    d = common.make_dir(os.path.join(workdir, "base-module"))
     archive = subprocess.run(git + ["archive", BASE], capture_output=True, timeout=60)
     assert archive.returncode == 0, archive.stderr.decode()[-500:]
     subprocess.run(["tar", "-x", "-C", d], input=archive.stdout, check=True, timeout=60)
@@ -129,7 +130,7 @@ def test_logout_across_versions(mixed, saml, store):
     fleet, old, new = mixed
     for first, second in ((old, new), (new, old)):
         _, cookie = sign_in(saml, first)
-        out = get(second + harness.ENDPOINT + "/logout?ReturnTo=/", cookie=cookie)
+        out = get(second + httpd_fleet.ENDPOINT + "/logout?ReturnTo=/", cookie=cookie)
         assert out.status_code in (302, 303), out.status_code
         g = get(first + PAGE, cookie=cookie)
         assert g.status_code == 302, (first, g.status_code)   # to the IdP again
