@@ -45,12 +45,57 @@ class HarnessError(RuntimeError):
 _recent_ports = collections.deque(maxlen=1024)
 
 
+# Under pytest-xdist each worker hands out ports from a range of its own,
+# so that a port one worker picked and has not yet given to its server is
+# never another worker's pick. The ranges are below the kernel's ephemeral
+# ports (where bind(0) and outgoing connections take theirs), and so are
+# Redis Cluster's bus ports (each node's port + 10000).
+_WORKER_PORTS = 2500
+_WORKER_BASE = 2000
+_MAX_WORKERS = 4
+_cursor = [0]
+
+
+def _worker_index():
+    """This process's xdist worker number (gw0 -> 0), or None."""
+    w = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not w.startswith("gw") or not w[2:].isdigit():
+        return None
+    i = int(w[2:])
+    if i >= _MAX_WORKERS:
+        raise HarnessError("at most %d pytest-xdist workers (each has its own "
+                           "port range)" % _MAX_WORKERS)
+    return i
+
+
+def _bindable(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0),
-    and not one this process was given lately: once its socket is closed,
-    bind(0) can offer the same port again, and ports are often taken
-    several at a time before the servers that bind them start (a cluster
-    node's bus port once came back as another node's port)."""
+    """A TCP port on 127.0.0.1 that was free a moment ago, and not one this
+    process was given lately: once its socket is closed, bind(0) can offer
+    the same port again, and ports are often taken several at a time
+    before the servers that bind them start (a cluster node's bus port once
+    came back as another node's port). Under pytest-xdist, from this
+    worker's own range."""
+    worker = _worker_index()
+    if worker is not None:
+        lo = _WORKER_BASE + _WORKER_PORTS * worker
+        for k in range(_WORKER_PORTS):
+            port = lo + (_cursor[0] + k) % _WORKER_PORTS
+            if port not in _recent_ports and _bindable(port):
+                _cursor[0] = (port - lo + 1) % _WORKER_PORTS
+                _recent_ports.append(port)
+                return port
+        raise HarnessError("no free port in %d-%d" % (lo, lo + _WORKER_PORTS - 1))
     held = []
     try:
         for _ in range(32):
