@@ -46,7 +46,12 @@ asan_module=$(tail -n 1 "$asan_log")
 rm -f "$asan_log"
 # libstdc++ preloaded too: httpd is C, and mod_shib's C++ exceptions need
 # ASan to have found the real __cxa_throw when it started.
+# Two pytest-xdist workers (one per CPU, at most 4: each has its own port
+# range), a test file at a time each: a file's fleets and fixtures stay
+# with one worker, and each worker starts its own stores and fleets.
+workers=$(nproc); [ "$workers" -lt 2 ] && workers=2; [ "$workers" -gt 4 ] && workers=4
 RSP_MODULE="$asan_module" \
 RSP_HTTPD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$workers" --dist loadfile \
+    tests/integration
 stage "done"
