@@ -1,17 +1,28 @@
 #!/usr/bin/python3
-"""The signed fixtures of the SAML unit suite (test_rsp_saml.c), made by
-the test IdP (tests/idp) when the suite runs, never edited by hand:
+"""The signed fixtures of the SAML unit suites (rsp_unit_saml.c runs it
+for each), made by the test IdP (tests/idp) when the suite runs, never
+edited by hand:
 
-    /usr/bin/python3 tests/unit/make_saml_cases.py DIR [DTD_PORT]
+    /usr/bin/python3 tests/unit/make_saml_cases.py DIR [DTD_PORT [GROUPS]]
 
 Writes into DIR: sp.key, sp.crt (the SP's pair), idp-metadata.xml (the
-IdP the SP trusts), cases/NAME.b64, one base64 SAMLResponse per case,
-minted now for the SP and ACS below, and logout/NAME.txt, one raw
-HTTP-Redirect query per case: the IdP's LogoutRequests, signed or not. The attacks are made from responses
-the IdP really signed, changed afterwards as an attacker would (as text:
-re-serialising would change what the signatures cover). DTD_PORT: where
-the external-entity case points its DTD (the suite listens there and
-checks that nothing connects).
+IdP the SP trusts), and what GROUPS names (comma-separated; all of them
+when not given):
+
+    responses  cases/NAME.b64, one base64 SAMLResponse per case, minted
+               now for the SP and ACS below (test_rsp_saml_response.c)
+    encrypted  the same for the responses with an EncryptedAssertion,
+               and other.key, other.crt: another SP's pair
+               (test_rsp_saml_decrypt.c)
+    logout     logout/NAME.txt, one raw HTTP-Redirect query per case: the
+               IdP's LogoutRequests, signed or not (test_rsp_saml_messages.c)
+    keys       nothing more (test_rsp_saml_metadata.c)
+
+The attacks are made from responses the IdP really signed, changed
+afterwards as an attacker would (as text: re-serialising would change
+what the signatures cover). DTD_PORT: where the external-entity and
+CipherReference cases point (the suites listen there and check that
+nothing connects).
 """
 import base64
 import os
@@ -25,14 +36,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "idp"))
 
 import rsp_testidp as tidp  # noqa: E402
 
-SP = "https://sp.unit.example/saml"        # test_rsp_saml.c: SP_ENTITY
+SP = "https://sp.unit.example/saml"        # rsp_unit_saml.h: SP_ENTITY
 ACS = SP + "/acs"
 SLO = SP + "/slo"
-IDP = "https://idp.unit.example/idp"       # test_rsp_saml.c: IDP_ENTITY
+IDP = "https://idp.unit.example/idp"       # rsp_unit_saml.h: IDP_ENTITY
 
 ASSERTION = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
 SIGNATURE = re.compile(r"<(?:ds:)?Signature\b.*?</(?:ds:)?Signature>", re.S)
 DSIG = "http://www.w3.org/2000/09/xmldsig#"
+GROUPS = ("responses", "encrypted", "logout", "keys")
 
 
 def b64(xml):
@@ -180,14 +192,29 @@ def encrypted_cases(out, idp, cert, cipher_port):
     return cases
 
 
-def main(out, dtd_port):
+def main(out, dtd_port, groups):
     os.makedirs(os.path.join(out, "cases"), exist_ok=True)
     key, cert = tidp.make_keypair(out, "sp", "rsp unit sp")
     idp = tidp.TestIdP(os.path.join(out, "idp"), entity_id=IDP)
-    rogue = tidp.TestIdP(os.path.join(out, "rogue"), entity_id=IDP)
+    rogue = (tidp.TestIdP(os.path.join(out, "rogue"), entity_id=IDP)
+             if {"responses", "logout"} & groups else None)
     with open(idp.metadata_path) as f, open(os.path.join(out, "idp-metadata.xml"), "w") as g:
         g.write(f.read())
+    cases = {}
+    if "responses" in groups:
+        cases.update(response_cases(idp, rogue, dtd_port))
+    if "encrypted" in groups:
+        cases.update(encrypted_cases(out, idp, cert, dtd_port))
+    for name, xml in cases.items():
+        with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
+            f.write(b64(xml))
+    if "logout" in groups:
+        logout_requests(out, idp, rogue, cert)
 
+
+def response_cases(idp, rogue, dtd_port):
+    """Responses with a plaintext assertion, signed by the IdP or not,
+    each named for what it is."""
     def mint(who=idp, **kw):
         return who.mint_xml(SP, ACS, **kw)
 
@@ -243,7 +270,6 @@ def main(out, dtd_port):
                             not_on_or_after_offset=-600, scd_not_on_or_after_offset=-600)
     cases["window-too-long"] = mint(not_on_or_after_offset=7200,
                                     scd_not_on_or_after_offset=7200)
-    cases.update(encrypted_cases(out, idp, cert, dtd_port))
     # Any Response: libxml2 2.9 checks an element's attributes pairwise;
     # the depth, on an element outside the signed assertion (Extensions)
     many = " ".join('a%d=""' % i for i in range(DECRYPTED_MAX_ATTRIBUTES + 1))
@@ -255,10 +281,7 @@ def main(out, dtd_port):
         cases[name] = base.replace(
             "</saml:Issuer>", "</saml:Issuer><samlp:Extensions>%s</samlp:Extensions>"
             % inner, 1)
-    for name, xml in cases.items():
-        with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
-            f.write(b64(xml))
-    logout_requests(out, idp, rogue, cert)
+    return cases
 
 
 def resign(url, key_path, digest, alg_uri):
@@ -317,6 +340,10 @@ def logout_requests(out, idp, rogue, cert):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) not in (2, 3, 4):
         raise SystemExit(__doc__)
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 9)
+    chosen = set(sys.argv[3].split(",")) if len(sys.argv) == 4 else set(GROUPS)
+    if not chosen <= set(GROUPS):
+        raise SystemExit("make_saml_cases: unknown group(s) %s (known: %s)"
+                         % (", ".join(sorted(chosen - set(GROUPS))), ", ".join(GROUPS)))
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) >= 3 else 9, chosen)

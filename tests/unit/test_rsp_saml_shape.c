@@ -1,6 +1,9 @@
 /* Unit tests for rsp_saml_shape.c: what a Response must look like before
- * Lasso reads it (counts, encryption algorithms, SHA-1 signatures). The
- * documents are structure only: no signature here is meant to verify. */
+ * Lasso reads it (counts, encryption algorithms, SHA-1 signatures), what
+ * an EncryptedAssertion may decrypt to (one saml:Assertion, the size,
+ * element, attribute and depth limits, at and past each), and an
+ * HTTP-Redirect message before Lasso reads it. The documents are
+ * structure only: no signature here is meant to verify. */
 #include <string.h>
 
 #include "rsp_unit.h"
@@ -360,6 +363,154 @@ START_TEST(test_weak_signatures)
 }
 END_TEST
 
+/* What a decryption may yield (rsp_saml_plaintext_shape), as text: the
+ * scan's reading of tags, and each refusal with its check=. */
+typedef struct {
+    const char *what;
+    const char *text;
+    const char *check;    /* NULL: accepted */
+} plaintext_case_t;
+
+#define A_OPEN "<saml:Assertion xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\" ID=\"_a1\">"
+#define A_CLOSE "</saml:Assertion>"
+#define A(inner) A_OPEN inner A_CLOSE
+
+static const plaintext_case_t plaintext_cases[] = {
+    {"bare", A(""), NULL},
+    {"whitespace around", " \r\n\t" A("") "\n", NULL},
+    {"'>' and '<' where they are no tags",
+     A("<x a='>' b=\"/>\"><!-- <y> --><![CDATA[<z>]]><?pi <w>?>&lt;</x>"), NULL},
+    {"default namespace",
+     "<Assertion xmlns=\"urn:oasis:names:tc:SAML:2.0:assertion\"/>", NULL},
+    {"empty", "", "assertion-count"},
+    {"whitespace only", " \n", "assertion-count"},
+    {"two", A("") A(""), "assertion-count"},
+    {"another element after", A("") "<x/>", "assertion-count"},
+    {"another element before", "<x/>" A(""), "assertion-count"},
+    {"not an assertion", "<x/>", "assertion-count"},
+    {"another namespace", "<saml:Assertion xmlns:saml=\"urn:other\"/>",
+     "assertion-count"},
+    {"prefix not declared", "<saml:Assertion/>", "assertion-count"},
+    {"text after", A("") "x", "assertion-count"},
+    {"byte order mark", "\xef\xbb\xbf" A(""), "assertion-count"},
+    {"comment before", "<!-- c -->" A(""), "assertion-count"},
+    {"CDATA after", A("") "<![CDATA[x]]>", "assertion-count"},
+    {"XML declaration", "<?xml version=\"1.0\"?>" A(""), "assertion-count"},
+    {"DOCTYPE", "<!DOCTYPE x>" A(""), "xml"},
+    {"DOCTYPE inside", A("<!DOCTYPE x>"), "xml"},
+    {"not closed", A_OPEN, "xml"},
+    {"end tag without start", A("</x>"), "xml"},
+    {"comment not closed", A("<!-- x"), "xml"},
+    {"value not closed", A("<x a=\"1/>"), "xml"},
+    {"'<' in a tag", A("<x <y/>"), "xml"},
+    {"'<' last", A("") "<", "xml"},
+    {"'<' in a value", A("<x a=\"<\"/>"), "xml"},
+    {"undeclared entity", A("&x;"), "xml"},
+};
+#define NPLAINTEXT ((int)(sizeof(plaintext_cases) / sizeof(plaintext_cases[0])))
+
+START_TEST(test_plaintext)
+{
+    const plaintext_case_t *c = &plaintext_cases[_i];
+    const char *check = "unset", *id = NULL;
+    const char *why = rsp_saml_plaintext_shape(pool, c->text, strlen(c->text),
+                                               &id, &check);
+
+    if (!c->check) {
+        ck_assert_msg(!why, "%s: refused, check=%s: %s", c->what, check, why);
+        ck_assert_ptr_null(check);
+    }
+    else {
+        ck_assert_msg(why && *why, "%s: accepted, expected check=%s", c->what,
+                      c->check);
+        ck_assert_msg(check && !strcmp(check, c->check),
+                      "%s: check=%s (%s), expected check=%s", c->what,
+                      check ? check : "(none)", why, c->check);
+    }
+}
+END_TEST
+
+/* A NUL byte (the text is given with its length) */
+START_TEST(test_plaintext_nul)
+{
+    static const char text[] = A("x\0y");
+    const char *check = NULL, *id = NULL;
+
+    ck_assert_ptr_nonnull(rsp_saml_plaintext_shape(pool, text, sizeof(text) - 1,
+                                                   &id, &check));
+    ck_assert_str_eq(check, "xml");
+}
+END_TEST
+
+/* Each limit: at it accepted, one past it refused with its check=. */
+static const char *repeat(apr_pool_t *p, const char *s, int n)
+{
+    apr_size_t len = strlen(s);
+    char *out = apr_palloc(p, len * (apr_size_t)n + 1);
+    int i;
+
+    for (i = 0; i < n; i++) {
+        memcpy(out + len * (apr_size_t)i, s, len);
+    }
+    out[len * (apr_size_t)n] = '\0';
+    return out;
+}
+
+static const char *limit_check(const char *text)
+{
+    const char *check = NULL, *id = NULL;
+
+    return rsp_saml_plaintext_shape(pool, text, strlen(text), &id, &check)
+        ? check : NULL;
+}
+
+START_TEST(test_plaintext_limits)
+{
+    const char *at, *over, *check = NULL, *id = NULL;
+    apr_size_t pad;
+    int n;
+
+    /* depth: the Assertion is level 1 */
+    n = RSP_DECRYPTED_MAX_DEPTH - 1;
+    at = apr_pstrcat(pool, A_OPEN, repeat(pool, "<x>", n),
+                     repeat(pool, "</x>", n), A_CLOSE, NULL);
+    over = apr_pstrcat(pool, A_OPEN, repeat(pool, "<x>", n + 1),
+                       repeat(pool, "</x>", n + 1), A_CLOSE, NULL);
+    ck_assert_ptr_null(limit_check(at));
+    ck_assert_str_eq(limit_check(over), "xml-depth");
+    /* refused at the first level too deep, whatever follows */
+    ck_assert_str_eq(limit_check(apr_pstrcat(pool, A_OPEN,
+                                             repeat(pool, "<x>", 18000), NULL)),
+                     "xml-depth");
+    /* elements, the Assertion included */
+    n = RSP_DECRYPTED_MAX_ELEMENTS - 1;
+    ck_assert_ptr_null(limit_check(apr_pstrcat(
+        pool, A_OPEN, repeat(pool, "<x/>", n), A_CLOSE, NULL)));
+    ck_assert_str_eq(limit_check(apr_pstrcat(
+        pool, A_OPEN, repeat(pool, "<x/>", n + 1), A_CLOSE, NULL)),
+        "decrypted-size");
+    /* attributes of one element (an '=' in a value is none) */
+    at = apr_pstrcat(pool, A_OPEN, "<x", NULL);
+    for (n = 0; n < RSP_DECRYPTED_MAX_ATTRIBUTES; n++) {
+        at = apr_psprintf(pool, "%s a%d='='", at, n);
+    }
+    over = apr_pstrcat(pool, at, " b='1'/>", A_CLOSE, NULL);
+    at = apr_pstrcat(pool, at, "/>", A_CLOSE, NULL);
+    ck_assert_ptr_null(limit_check(at));
+    ck_assert_str_eq(limit_check(over), "decrypted-size");
+    /* bytes: whitespace after the Assertion up to the limit */
+    pad = RSP_DECRYPTED_MAX_SIZE - strlen(A(""));
+    at = apr_pstrcat(pool, A(""), repeat(pool, " ", (int)pad), NULL);
+    over = apr_pstrcat(pool, at, " ", NULL);
+    ck_assert_ptr_null(limit_check(at));
+    ck_assert_str_eq(limit_check(over), "decrypted-size");
+    /* the ID of what is accepted */
+    ck_assert_ptr_null(rsp_saml_plaintext_shape(pool, A(""), strlen(A("")),
+                                                &id, &check));
+    ck_assert_str_eq(id, "_a1");
+}
+END_TEST
+
 static Suite *shape_suite(void)
 {
     Suite *s = suite_create("rsp_saml_shape");
@@ -373,6 +524,15 @@ static Suite *shape_suite(void)
     tcase_add_test(tc, test_encrypted_refused);
     tcase_add_test(tc, test_redirect_peek);
     tcase_add_test(tc, test_weak_signatures);
+    suite_add_tcase(s, tc);
+
+    /* what an EncryptedAssertion may decrypt to */
+    tc = tcase_create("plaintext");
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_plaintext, 0, NPLAINTEXT);
+    tcase_add_test(tc, test_plaintext_nul);
+    tcase_add_test(tc, test_plaintext_limits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,46 @@
+/* Unit tests for rsp_saml_metadata.c: the SP's metadata (its endpoints,
+ * both KeyDescriptors, the algorithms it decrypts, names escaped) and the
+ * IdP's signing key read from the IdP's metadata, on the SP key pair and
+ * the IdP make_saml_cases.py makes (group keys: rsp_unit_saml.c), loaded
+ * as the module loads them. */
+#include <string.h>
+
+#include "rsp_unit_saml.h"
+
+START_TEST(test_metadata)
+{
+    const char *md = rsp_saml_metadata(pool, &saml_sp, SP_ENTITY);
+
+    ck_assert_ptr_nonnull(strstr(md, "entityID=\"" SP_ENTITY "\""));
+    ck_assert_ptr_nonnull(strstr(md, "Location=\"" SP_ENTITY "/acs\""));
+    ck_assert_ptr_nonnull(strstr(md, "Location=\"" SP_ENTITY "/slo\""));
+    ck_assert_ptr_nonnull(strstr(md, "WantAssertionsSigned=\"true\""));
+    ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"signing\">"));
+    ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"encryption\">"));
+    ck_assert_ptr_nonnull(strstr(md, "aes256-gcm"));
+    ck_assert_ptr_null(strstr(md, "rsa-1_5"));
+    /* names are escaped */
+    md = rsp_saml_metadata(pool, &saml_sp, "https://sp.example/a&b<\"");
+    ck_assert_ptr_nonnull(strstr(md, "https://sp.example/a&amp;b&lt;&quot;/acs"));
+    /* the IdP's signing key, taken from its metadata */
+    ck_assert_int_eq(saml_sp.idp_keys->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(saml_sp.idp_keys, 0,
+                                   apr_array_header_t *)->nelts, 1);
+}
+END_TEST
+
+static Suite *metadata_suite(void)
+{
+    Suite *s = suite_create("rsp_saml_metadata");
+    TCase *tc = tcase_create("metadata");
+
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_add_test(tc, test_metadata);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return rsp_unit_saml_main("keys", metadata_suite);
+}

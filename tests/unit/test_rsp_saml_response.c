@@ -1,0 +1,104 @@
+/* Unit tests for rsp_saml_response.c (rsp_saml_process_response, with
+ * rsp_saml_shape.c before Lasso) on Responses the test IdP really signed:
+ * make_saml_cases.py (group responses: rsp_unit_saml.c) makes one per
+ * case, the attacks made from signed responses changed afterwards as an
+ * attacker would, and each is checked against the SP loaded as the module
+ * loads it: accepted with the identity the signature covers, or refused
+ * with its exact check= name.
+ *
+ * The XML-signature-wrapping family (an evil assertion before, after or
+ * inside the signed one, the signed one moved into Extensions or into a
+ * Signature's Object, two assertions with one ID), a comment splitting
+ * the signed NameID, DOCTYPE (an internal entity; an external DTD, which
+ * must never be fetched: a listener sees whether anything connects), two
+ * and zero assertions, another key, a broken signature, and the checks
+ * after the signatures. Any Response: the attributes of one element, the
+ * depth. (Encrypted assertions: test_rsp_saml_decrypt.c.) */
+#include "rsp_unit_saml.h"
+
+static const rsp_unit_saml_case_t cases[] = {
+    {"good-both-signed", NULL, "alice"},
+    {"good-assertion-signed", NULL, "alice"},
+    {"good-response-signed", NULL, "alice"},
+    {"unsigned", "signature", NULL},
+    {"another-key", "signature", NULL},
+    {"broken-signature", "signature", NULL},
+    {"two-assertions", "assertion-count", NULL},
+    {"zero-assertions", "assertion-count", NULL},
+    {"xsw-evil-before", "assertion-count", NULL},
+    {"xsw-evil-after", "assertion-count", NULL},
+    {"xsw-evil-inside", "assertion-count", NULL},
+    {"xsw-signed-in-extensions", "signature", NULL},
+    {"xsw-signed-in-object", "signature", NULL},
+    {"xsw-duplicate-id", "assertion-count", NULL},
+    {"nameid-comment", NULL, "alice.admin@example.org"},
+    {"doctype-entity", "xml", NULL},
+    {"doctype-external", "xml", NULL},
+    {"wrong-audience", "audience", NULL},
+    {"wrong-destination", "destination", NULL},
+    {"expired", "expired", NULL},
+    {"window-too-long", "window-too-long", NULL},
+    /* any Response, before it is parsed */
+    {"response-many-attributes", "xml", NULL},
+    {"response-deep-over", "xml-depth", NULL},
+    {"response-deep-at-limit", NULL, "alice"},
+};
+#define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
+
+START_TEST(test_case)
+{
+    rsp_unit_saml_check_case(&cases[_i]);
+}
+END_TEST
+
+/* The external DTD was never asked for: nothing connected to the port
+ * the fixture names. */
+START_TEST(test_external_dtd_never_fetched)
+{
+    rsp_assertion_t *a;
+    const char *check, *detail;
+
+    ck_assert_int_ne(rsp_unit_saml_process(
+                         rsp_unit_saml_case(pool, "doctype-external"), &a,
+                         &check, &detail), APR_SUCCESS);
+    ck_assert(!rsp_unit_saml_fetched());
+}
+END_TEST
+
+/* The same response is the same verdict: a case run twice. */
+START_TEST(test_verdicts_are_stable)
+{
+    rsp_assertion_t *a;
+    const char *check, *detail;
+    const char *good = rsp_unit_saml_case(pool, "good-both-signed");
+    const char *bad = rsp_unit_saml_case(pool, "xsw-evil-before");
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(rsp_unit_saml_process(good, &a, &check, &detail),
+                         APR_SUCCESS);
+        ck_assert_int_ne(rsp_unit_saml_process(bad, &a, &check, &detail),
+                         APR_SUCCESS);
+        ck_assert_str_eq(check, "assertion-count");
+    }
+}
+END_TEST
+
+static Suite *response_suite(void)
+{
+    Suite *s = suite_create("rsp_saml_response");
+    TCase *tc = tcase_create("responses");
+
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_case, 0, NCASES);
+    tcase_add_test(tc, test_external_dtd_never_fetched);
+    tcase_add_test(tc, test_verdicts_are_stable);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return rsp_unit_saml_main("responses", response_suite);
+}
