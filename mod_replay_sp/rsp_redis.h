@@ -144,7 +144,7 @@ redisReply *rsp_redis_command(rsp_store_t *st, rsp_redis_conn_t **cp,
 /* One command to a server outside the pools (a sentinel), on a
  * connection of its own made and closed here: its reply, or NULL and
  * *why. */
-redisReply *rsp_redis_call(rsp_store_t *st, apr_pool_t *p,
+redisReply *rsp_redis_call(apr_pool_t *p,
                            const rsp_peer_t *peer, apr_time_t deadline,
                            const char **why, const char *fmt, ...);
 

@@ -259,7 +259,7 @@ redisReply *rsp_redis_command(rsp_store_t *st, rsp_redis_conn_t **cp,
     return r;
 }
 
-redisReply *rsp_redis_call(rsp_store_t *st, apr_pool_t *p,
+redisReply *rsp_redis_call(apr_pool_t *p,
                            const rsp_peer_t *peer, apr_time_t deadline,
                            const char **why, const char *fmt, ...)
 {
@@ -269,7 +269,6 @@ redisReply *rsp_redis_call(rsp_store_t *st, apr_pool_t *p,
     va_list ap;
     int rc;
 
-    (void)st;
     memset(&t, 0, sizeof(t));
     va_start(ap, fmt);
     rc = rsp_redis_vappend(&t, fmt, ap);

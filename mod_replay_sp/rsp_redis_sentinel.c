@@ -97,7 +97,7 @@ static apr_status_t resolve_master(rsp_store_t *st, apr_pool_t *p,
         peer.host = sv->host;
         peer.port = sv->port;
         peer.tls = u->tls ? st->tls : NULL;
-        r = rsp_redis_call(st, p, &peer, until, &why,
+        r = rsp_redis_call(p, &peer, until, &why,
                            "SENTINEL get-master-addr-by-name %s",
                            u->master_name);
         if (r) {

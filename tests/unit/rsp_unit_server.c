@@ -354,6 +354,14 @@ void assert_timed_out(const char *what, outcome_t o)
                   o.ms, (long long)apr_time_as_msec(T_SHORT), HUNG_BOUND_MS);
 }
 
+void assert_failed(outcome_t o, const char *want)
+{
+    ck_assert_int_ne(o.rv, APR_SUCCESS);
+    ck_assert_int_ne(o.won, 1);
+    ck_assert_msg(contains(o.err, want), "err: %s (want %s)", ERR_S(o.err),
+                  want);
+}
+
 void assert_won(const char *what, outcome_t o)
 {
     ck_assert_msg(o.rv == APR_SUCCESS, "%s: %s", what, ERR_S(o.err));

@@ -93,6 +93,8 @@ outcome_t timed_claim_in(apr_pool_t *p, rsp_store_t *st, const char *key);
 /* An error (with text, never won) within HUNG_BOUND_MS. */
 void assert_timed_out(const char *what, outcome_t o);
 void assert_won(const char *what, outcome_t o);
+/* A failed claim (never won) whose error says want. */
+void assert_failed(outcome_t o, const char *want);
 
 #define NTHREADS 8
 

@@ -110,15 +110,6 @@ static void join_nodes(fake_server_t *a, fake_server_t *b)
     }
 }
 
-/* A failed claim, whose error says want. */
-static void assert_failed(outcome_t o, const char *want)
-{
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
-    ck_assert_msg(contains(o.err, want), "err: %s (want %s)", ERR_S(o.err),
-                  want);
-}
-
 START_TEST(test_moved_to_a_node_not_in_the_map)
 {
     fake_server_t a, b;

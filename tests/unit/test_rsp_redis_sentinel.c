@@ -47,14 +47,6 @@ static rsp_store_t *under(apr_interval_time_t timeout, int s1, int s2)
     return store_open(url, timeout, 1);
 }
 
-static void assert_failed(outcome_t o, const char *want)
-{
-    ck_assert_int_ne(o.rv, APR_SUCCESS);
-    ck_assert_int_ne(o.won, 1);
-    ck_assert_msg(contains(o.err, want), "err: %s (want %s)", ERR_S(o.err),
-                  want);
-}
-
 static void assert_primary(rsp_store_t *st, int port)
 {
     const char *m = rsp_store_primary(st, pool);
