@@ -641,8 +641,8 @@ const command_rec rsp_cmds[] = {
                   "Seconds a session lasts, capped by SessionNotOnOrAfter "
                   "(default 28800)"),
     AP_INIT_TAKE1("ReplaySPMaxAssertionWindow", set_dir_num, (void *)2, ACCESS_CONF,
-                  "Longest remaining assertion validity accepted, in seconds "
-                  "(default 3600)"),
+                  "Longest remaining assertion validity accepted, in seconds, "
+                  "beyond the clock skew (default 3900)"),
     AP_INIT_TAKE1("ReplaySPMaxBodySize", set_dir_num, (void *)3, ACCESS_CONF,
                   "Largest ACS POST body in bytes (default 262144)"),
     AP_INIT_TAKE1("ReplaySPCookieName", set_cookie_name, NULL, ACCESS_CONF,

@@ -180,7 +180,7 @@ int rsp_monitor_post_config(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s)
     m->params.headroom_warn_pct = main_cfg->headroom_warn != RSP_UNSET
         ? (int)main_cfg->headroom_warn : RSP_DEFAULT_HEADROOM_WARN;
     m->params.unreachable_repeat = UNREACHABLE_REPEAT;
-    m->max_window_s = RSP_DEFAULT_MAX_WINDOW + RSP_DEFAULT_SKEW;
+    m->max_window_s = RSP_DEFAULT_MAX_WINDOW + 2 * RSP_DEFAULT_SKEW;
     for (vs = s; vs; vs = vs->next) {
         rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
                                                  &replay_sp_module);

@@ -14,6 +14,14 @@ static void line(apr_array_header_t *out, const char *what, double count,
     l->why = why;
 }
 
+/* The rate as people write it: APR's %g drops the leading zero (".5"). */
+static const char *rate_of(apr_pool_t *p, double rate)
+{
+    const char *r = apr_psprintf(p, "%g", rate);
+
+    return *r == '.' ? apr_pstrcat(p, "0", r, NULL) : r;
+}
+
 apr_array_header_t *rsp_capacity(apr_pool_t *p, const rsp_capacity_in_t *in,
                                  double *total)
 {
@@ -23,22 +31,23 @@ apr_array_header_t *rsp_capacity(apr_pool_t *p, const rsp_capacity_in_t *in,
     int i;
 
     line(out, "claims", in->rate * (double)(in->window_s + in->skew_s),
-         RSP_BYTES_CLAIM, apr_psprintf(p, "%g/s x (window %" APR_INT64_T_FMT
+         RSP_BYTES_CLAIM, apr_psprintf(p, "%s/s x (window %" APR_INT64_T_FMT
                                        " s + skew %" APR_INT64_T_FMT " s)",
-                                       in->rate, in->window_s, in->skew_s));
+                                       rate_of(p, in->rate), in->window_s,
+                                       in->skew_s));
     line(out, "sessions", sessions, RSP_BYTES_SESSION,
          in->sessions >= 0
              ? apr_psprintf(p, "%" APR_INT64_T_FMT " signed-in users",
                             in->sessions)
-             : apr_psprintf(p, "%g/s x session lifetime %" APR_INT64_T_FMT
-                            " s", in->rate, in->session_s));
+             : apr_psprintf(p, "%s/s x session lifetime %" APR_INT64_T_FMT
+                            " s", rate_of(p, in->rate), in->session_s));
     line(out, "logout index entries", 2 * sessions, RSP_BYTES_INDEX,
          "2 per session (by SessionIndex, by NameID)");
     if (in->sp_initiated) {
         double held = in->rate * (double)in->request_s;
-        const char *why = apr_psprintf(p, "%g/s x request lifetime %"
-                                       APR_INT64_T_FMT " s", in->rate,
-                                       in->request_s);
+        const char *why = apr_psprintf(p, "%s/s x request lifetime %"
+                                       APR_INT64_T_FMT " s",
+                                       rate_of(p, in->rate), in->request_s);
         line(out, "pending requests", held, RSP_BYTES_PENDING, why);
         line(out, "request uses", held, RSP_BYTES_USE, why);
     }

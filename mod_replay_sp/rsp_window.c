@@ -43,8 +43,13 @@ rsp_window_verdict_t rsp_window_check(const rsp_times_t *t, apr_time_t now,
         || (t->scd_not_before && now + skew < t->scd_not_before)) {
         return RSP_WINDOW_NOT_YET_VALID;
     }
+    /* An IdP whose clock is ahead of ours (by up to the skew) sends a
+     * window that looks that much longer here: Entra's 65 minutes after a
+     * NotBefore back-dated 5 minutes, from a clock 30 s ahead, is 60 min
+     * 30 s of remaining validity on ours. The skew that lets its NotBefore
+     * pass lets its end pass too. */
     remaining_us = end - now;
-    if (remaining_us > apr_time_from_sec(max_window_s)) {
+    if (remaining_us > apr_time_from_sec(max_window_s + skew_s)) {
         return RSP_WINDOW_TOO_LONG;
     }
     *window_end = end;

@@ -19,7 +19,7 @@ typedef enum {
     RSP_WINDOW_MISSING,       /* no NotOnOrAfter at all */
     RSP_WINDOW_EXPIRED,       /* now >= window end + skew */
     RSP_WINDOW_NOT_YET_VALID, /* now + skew < a NotBefore */
-    RSP_WINDOW_TOO_LONG       /* window end - now > max_window */
+    RSP_WINDOW_TOO_LONG       /* window end - now > max_window + skew */
 } rsp_window_verdict_t;
 
 const char *rsp_window_verdict_name(rsp_window_verdict_t v);
@@ -27,8 +27,10 @@ const char *rsp_window_verdict_name(rsp_window_verdict_t v);
 /* The window rule (DESIGN.md invariant 4):
  *   window_end = min(SCD NotOnOrAfter, Conditions NotOnOrAfter)
  *   ttl_ms     = ceil((window_end - now) / 1 ms) + skew
- * skew and max_window in seconds. On RSP_WINDOW_OK, *window_end and
- * *ttl_ms are set (ttl_ms >= 1). */
+ * skew and max_window in seconds. The remaining window may exceed
+ * max_window by the skew (an IdP clock ahead of ours), so a claim lives at
+ * most max_window + 2 * skew. On RSP_WINDOW_OK, *window_end and *ttl_ms
+ * are set (ttl_ms >= 1). */
 rsp_window_verdict_t rsp_window_check(const rsp_times_t *t, apr_time_t now,
                                       apr_int64_t skew_s,
                                       apr_int64_t max_window_s,

@@ -11,7 +11,7 @@
 #include "rsp_monitor.h"
 
 #define DEFAULT_HEADROOM_WARN 80   /* the module's ReplaySPHeadroomWarn */
-#define DEFAULT_WINDOW 3600        /* the module's ReplaySPMaxAssertionWindow */
+#define DEFAULT_WINDOW 3900        /* the module's ReplaySPMaxAssertionWindow */
 #define DEFAULT_SKEW 60
 #define DEFAULT_SESSION 28800
 #define DEFAULT_REQUEST 300
@@ -64,7 +64,7 @@ static int judge(tool_t *t, const rsp_health_t *h, apr_int64_t headroom,
     memset(&st, 0, sizeof(st));
     memset(&mp, 0, sizeof(mp));
     mp.headroom_warn_pct = (int)headroom;
-    mp.longest_window_s = DEFAULT_WINDOW + DEFAULT_SKEW;
+    mp.longest_window_s = DEFAULT_WINDOW + 2 * DEFAULT_SKEW;
     mp.unreachable_repeat = apr_time_from_sec(300);
     rsp_monitor_step(&st, h, &mp, t->p, alarms);
     for (i = 0; i < alarms->nelts; i++) {

@@ -48,7 +48,7 @@ static const command_t commands[] = {
      "       [--sessions N] [--sp-initiated] [--request-lifetime S] [--memcached] [--json]",
      "The memory the store needs at a peak sign-in rate, with the arithmetic\n"
      "(the operations guide's planning figures per record). Defaults: window\n"
-     "3600 (ReplaySPMaxAssertionWindow), skew 60, session lifetime 28800,\n"
+     "3900 (ReplaySPMaxAssertionWindow), skew 60, session lifetime 28800,\n"
      "request lifetime 300; --sessions: signed-in users at once (default:\n"
      "every sign-in of one session lifetime).\n",
      capacity_opts},

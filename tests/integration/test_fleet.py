@@ -386,6 +386,30 @@ def test_d_claim_ttl_is_window_end_minus_now_plus_skew(fleet, saml, store):
           "lifetime120=%.3f skew300=%.3f" % (store.name, r1, r2, r3, r4, r5, r6))
 
 
+@pytest.mark.expect_log("replay_refused", "check_refused")
+def test_d_entra_window_from_an_idp_clock_ahead_signs_in_with_the_defaults(fleet, saml, store):
+    """Microsoft Entra ID's window: Conditions and SubjectConfirmationData
+    end 65 minutes after a NotBefore back-dated 5 minutes, here from an IdP
+    whose clock is 30 s ahead of ours (60 min 30 s remaining on our clock),
+    and the same 65 minutes not back-dated (65 min 30 s remaining): each
+    signs in once with the default configuration, its claim held for the
+    whole window plus the skew; 65 minutes from a clock 61 s further on
+    than the skew tolerates is window-too-long, nothing claimed."""
+    ahead = 30
+    for back in (300, 0):
+        end = ahead - back + 65 * 60
+        _, m, _ = _claim_residual(fleet, saml, store, issue_instant_offset=ahead,
+                                  not_before_offset=ahead - back,
+                                  not_on_or_after_offset=end, scd_not_on_or_after_offset=end)
+        assert post_acs(fleet.public, m.b64).status_code == 403
+    end = 65 * 60 + 60 + 1
+    m = saml.mint(not_before_offset=-300, not_on_or_after_offset=end,
+                  scd_not_on_or_after_offset=end)
+    r = post_acs(fleet.public, m.b64)
+    assert r.status_code == 400 and not store.exists(m.key)
+    assert fleet.count_in_logs("check=window-too-long") >= 1
+
+
 # --------------------------------------------------------------------------
 # e. bad input -> refused with the documented code, and nothing claimed
 # --------------------------------------------------------------------------

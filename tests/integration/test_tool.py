@@ -288,6 +288,14 @@ def test_capacity_matches_the_operations_guide():
     text = run("capacity", "--sign-ins-per-second", "50", "--window", "300",
                "--sessions", "100000").stdout
     assert "50/s x (window 300 s + skew 60 s) = 18000 x 400 B = 7.2 MB" in text, text
+    # Entra's window: the default ReplaySPMaxAssertionWindow, the tool's
+    # default window
+    assert "198,000 claims ≈ 79 MB" in guide.replace("\n", " ")
+    for args in ((), ("--window", "3900")):
+        e = json.loads(run("capacity", "--sign-ins-per-second", "50", *args,
+                           "--json").stdout)
+        claims = {l["what"]: l for l in e["lines"]}["claims"]
+        assert claims["count"] == 198000 and round(claims["bytes"] / 1e6) == 79, claims
 
 
 @pytest.mark.parametrize("command", ["check", "capacity", "lookup", "sessions"])

@@ -110,8 +110,9 @@ START_TEST(test_fractional_rate)
     in.rate = 0.5;
     a = rsp_capacity(pool, &in, &total);
     ck_assert_double_eq(line(a, 0)->count, 180);
-    /* APR's %g writes no leading zero */
-    ck_assert_str_eq(line(a, 0)->why, ".5/s x (window 300 s + skew 60 s)");
+    /* with its leading zero (APR's %g writes none) */
+    ck_assert_str_eq(line(a, 0)->why, "0.5/s x (window 300 s + skew 60 s)");
+    ck_assert_str_eq(line(a, 1)->why, "0.5/s x session lifetime 28800 s");
     in.rate = 0;
     rsp_capacity(pool, &in, &total);
     ck_assert_double_eq(total, 0);

@@ -207,28 +207,78 @@ START_TEST(test_window_too_long)
 {
     apr_time_t end = 0;
     apr_int64_t ttl = 0;
-    /* remaining = max + 1 us */
-    rsp_times_t t = times4(0, 0, 0, T0 + SEC(MAXW) + 1);
+    /* remaining = max + skew + 1 us: refused */
+    rsp_times_t t = times4(0, 0, 0, T0 + SEC(MAXW + SKEW) + 1);
 
     ck_assert_int_eq(rsp_window_check(&t, T0, SKEW, MAXW, &end, &ttl),
                      RSP_WINDOW_TOO_LONG);
+    /* exactly max + skew (an IdP clock the whole skew ahead): OK, and the
+     * claim covers it all plus the skew */
+    t = times4(0, 0, 0, T0 + SEC(MAXW + SKEW));
+    ck_assert_int_eq(rsp_window_check(&t, T0, SKEW, MAXW, &end, &ttl),
+                     RSP_WINDOW_OK);
+    ck_assert_int_eq(end, T0 + SEC(MAXW + SKEW));
+    ck_assert_int_eq(ttl, (apr_int64_t)(MAXW + 2 * SKEW) * 1000);
     /* exactly max: OK */
     t = times4(0, 0, 0, T0 + SEC(MAXW));
     ck_assert_int_eq(rsp_window_check(&t, T0, SKEW, MAXW, &end, &ttl),
                      RSP_WINDOW_OK);
-    ck_assert_int_eq(end, T0 + SEC(MAXW));
     ck_assert_int_eq(ttl, (apr_int64_t)MAXW * 1000 + SKEW * 1000);
+    /* with no skew tolerated, max is the limit */
+    t = times4(0, 0, 0, T0 + SEC(MAXW) + 1);
+    ck_assert_int_eq(rsp_window_check(&t, T0, 0, MAXW, &end, &ttl),
+                     RSP_WINDOW_TOO_LONG);
     /* the shorter Conditions end decides: not too long */
     t = times4(0, T0 + SEC(MAXW), 0, T0 + SEC(10 * MAXW));
     ck_assert_int_eq(rsp_window_check(&t, T0, SKEW, MAXW, &end, &ttl),
                      RSP_WINDOW_OK);
     ck_assert_int_eq(end, T0 + SEC(MAXW));
     /* the window is never silently shortened: too long is rejected */
-    t = times4(0, T0 + SEC(MAXW + 1), 0, 0);
+    t = times4(0, T0 + SEC(MAXW + SKEW + 1), 0, 0);
     ck_assert_int_eq(rsp_window_check(&t, T0, SKEW, MAXW, &end, &ttl),
                      RSP_WINDOW_TOO_LONG);
     ck_assert_str_eq(rsp_window_verdict_name(RSP_WINDOW_TOO_LONG),
                      "window-too-long");
+}
+END_TEST
+
+/* Microsoft Entra ID: Conditions and SubjectConfirmationData end 65
+ * minutes after a NotBefore back-dated 5 minutes from the IssueInstant.
+ * With the defaults (window 3900 s, skew 60 s), such an assertion signs in
+ * whether the IdP's clock is ours or up to the skew ahead, and whether or
+ * not its NotBefore is back-dated; 65 minutes from a clock more than the
+ * skew ahead is refused. */
+#define DEF_MAXW 3900
+#define DEF_SKEW 60
+
+static rsp_window_verdict_t entra(apr_int64_t ahead_s, apr_int64_t back_s,
+                                  apr_int64_t *ttl)
+{
+    apr_time_t issued = T0 + SEC(ahead_s), end = 0;
+    apr_time_t nb = issued - SEC(back_s), noa = nb + SEC(65 * 60);
+    rsp_times_t t = times4(nb, noa, 0, noa);
+
+    return rsp_window_check(&t, T0, DEF_SKEW, DEF_MAXW, &end, ttl);
+}
+
+START_TEST(test_window_entra_defaults)
+{
+    apr_int64_t ttl = 0;
+
+    ck_assert_int_eq(entra(0, 300, &ttl), RSP_WINDOW_OK);
+    ck_assert_int_eq(ttl, (apr_int64_t)(3600 + DEF_SKEW) * 1000);
+    ck_assert_int_eq(entra(30, 300, &ttl), RSP_WINDOW_OK);
+    ck_assert_int_eq(ttl, (apr_int64_t)(3630 + DEF_SKEW) * 1000);
+    ck_assert_int_eq(entra(60, 300, &ttl), RSP_WINDOW_OK);
+    /* not back-dated: 65 minutes remain */
+    ck_assert_int_eq(entra(0, 0, &ttl), RSP_WINDOW_OK);
+    ck_assert_int_eq(ttl, (apr_int64_t)(3900 + DEF_SKEW) * 1000);
+    ck_assert_int_eq(entra(30, 0, &ttl), RSP_WINDOW_OK);
+    ck_assert_int_eq(ttl, (apr_int64_t)(3930 + DEF_SKEW) * 1000);
+    /* a clock further ahead than the skew tolerates */
+    ck_assert_int_eq(entra(61, 0, &ttl), RSP_WINDOW_NOT_YET_VALID);
+    ck_assert_int_eq(entra(61, 300, &ttl), RSP_WINDOW_OK);
+    ck_assert_int_eq(entra(361, 300, &ttl), RSP_WINDOW_NOT_YET_VALID);
 }
 END_TEST
 
@@ -347,6 +397,7 @@ static Suite *window_suite(void)
     tcase_add_test(tc, test_window_not_yet_valid_conditions);
     tcase_add_test(tc, test_window_not_yet_valid_scd);
     tcase_add_test(tc, test_window_too_long);
+    tcase_add_test(tc, test_window_entra_defaults);
     tcase_add_test(tc, test_window_ttl_rounding);
     tcase_add_test(tc, test_window_skew_added_exactly);
     tcase_add_test(tc, test_window_ttl_from_window_only);
