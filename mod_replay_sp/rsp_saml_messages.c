@@ -324,21 +324,29 @@ static const char *redirect_trusted(apr_pool_t *p, const rsp_saml_sp_t *sp,
 
 /* Lasso builds and validates logout messages against a session holding
  * the IdP's assertion: a minimal one (issuer, NameID, SessionIndex) is
- * all it reads. */
+ * all it reads. named: the NameID exactly as a LogoutRequest carries it
+ * (Lasso compares the whole of it, qualifiers included), or NULL for one
+ * made of name_id and format. */
 static int set_session(LassoProfile *profile, const char *idp_id,
                        const char *name_id, const char *format,
-                       const char *session_index)
+                       LassoSaml2NameID *named, const char *session_index)
 {
     LassoSaml2Assertion *a = LASSO_SAML2_ASSERTION(lasso_saml2_assertion_new());
-    LassoSaml2NameID *nid =
-        LASSO_SAML2_NAME_ID(lasso_saml2_name_id_new_with_string((char *)name_id));
+    LassoSaml2NameID *nid = LASSO_SAML2_NAME_ID(lasso_saml2_name_id_new_with_string(
+        (char *)(named ? named->content : name_id)));
     LassoSaml2AuthnStatement *st =
         LASSO_SAML2_AUTHN_STATEMENT(lasso_saml2_authn_statement_new());
     LassoSession *session = lasso_session_new();
     gchar *dump;
     int rc;
 
-    if (format) {
+    if (named) {
+        lasso_assign_string(nid->Format, named->Format);
+        lasso_assign_string(nid->NameQualifier, named->NameQualifier);
+        lasso_assign_string(nid->SPNameQualifier, named->SPNameQualifier);
+        lasso_assign_string(nid->SPProvidedID, named->SPProvidedID);
+    }
+    else if (format) {
         lasso_assign_string(nid->Format, format);
     }
     a->Issuer = LASSO_SAML2_NAME_ID(
@@ -379,7 +387,7 @@ apr_status_t rsp_saml_logout_request(apr_pool_t *p, rsp_lasso_server_t *server,
     }
     profile = LASSO_PROFILE(logout);
     if ((rc = set_session(profile, who->idp, who->name_id, who->name_id_format,
-                          who->session_index)) != 0
+                          NULL, who->session_index)) != 0
         || (rc = lasso_logout_init_request(logout, (char *)who->idp,
                                            LASSO_HTTP_METHOD_REDIRECT)) != 0) {
         *err = apr_psprintf(p, "cannot start a LogoutRequest to %s: %s",
@@ -554,8 +562,8 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
         REFUSE("xml", "the LogoutRequest's Issuer read twice differs");
     }
     if (!lr->NameID || !lr->NameID->content || !*lr->NameID->content) {
-        REFUSE("subject", "LogoutRequest without a NameID (an encrypted ID "
-               "is not supported)");
+        REFUSE("subject", "LogoutRequest without a NameID (a BaseID, or an "
+               "EncryptedID no key of this SP decrypts)");
     }
     req->issuer = apr_pstrdup(p, ra->Issuer->content);
     req->id = apr_pstrdup(p, ra->ID);
@@ -596,9 +604,15 @@ apr_status_t rsp_saml_logout_answer(rsp_slo_t *slo, apr_pool_t *p,
     int rc;
 
     /* The sessions are gone from the store: answer Success, through a
-     * session Lasso can validate the request against. */
+     * session Lasso can validate the request against (its NameID the
+     * request's own, qualifiers and all: NameQualifier, SPNameQualifier,
+     * SPProvidedID). */
     if ((rc = set_session(profile, req->issuer, req->name_id,
-                          req->name_id_format, first)) != 0
+                          req->name_id_format,
+                          LASSO_IS_SAMLP2_LOGOUT_REQUEST(profile->request)
+                              ? LASSO_SAMLP2_LOGOUT_REQUEST(profile->request)->NameID
+                              : NULL,
+                          first)) != 0
         || (rc = lasso_logout_validate_request(slo->logout)) != 0
         || (rc = lasso_logout_build_response_msg(slo->logout)) != 0
         || !profile->msg_url) {

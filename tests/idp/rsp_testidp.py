@@ -261,12 +261,16 @@ def make_keypair(directory, name, cn):
     return key_path, cert_path
 
 
-def sp_metadata(entity_id, acs_url, cert_path=None, slo_url=None):
+def sp_metadata(entity_id, acs_url, cert_path=None, slo_url=None,
+                enc_cert_path=None):
     """Minimal SAML 2.0 SP metadata: SPSSODescriptor with one HTTP-POST
     AssertionConsumerService at acs_url, a signing KeyDescriptor if a
-    certificate is given, and an HTTP-Redirect SingleLogoutService at
-    slo_url if one is given (schema order: before the ACS)."""
+    certificate is given (and an encryption one for enc_cert_path), and an
+    HTTP-Redirect SingleLogoutService at slo_url if one is given (schema
+    order: before the ACS)."""
     kd = _key_descriptor(cert_path) if cert_path else ""
+    if enc_cert_path:
+        kd += _key_descriptor(enc_cert_path, "encryption")
     if slo_url:
         kd += ('    <md:SingleLogoutService Binding="%s" Location="%s"/>\n'
                % (BINDING_REDIRECT, _xml_escape(slo_url)))
@@ -1214,7 +1218,8 @@ class TestIdP:
     # method for how Lasso's Logout profile is driven without one.
 
     def logout_request_url(self, sp_metadata_xml, name_id, session_index=None,
-                           relay_state=None, name_id_format=None, *, sign=True):
+                           relay_state=None, name_id_format=None, *, sign=True,
+                           qualifiers=None, encrypt_name_id=False):
         """IdP-initiated logout: (url, request_id), url being the SP's
         HTTP-Redirect SingleLogoutService with a LogoutRequest (signed with
         RSA-SHA256 unless sign=False) for ``name_id``.
@@ -1223,6 +1228,10 @@ class TestIdP:
         name_id_format: None = unspecified (what mint() puts in assertions
         by default), "" = no Format attribute, else that URI.
         relay_state: sent as RelayState (covered by the signature).
+        qualifiers: NameID attributes as IdPs send them ({"NameQualifier":
+        ..., "SPNameQualifier": ..., "SPProvidedID": ...}).
+        encrypt_name_id: an EncryptedID for the SP's encryption key (from
+        its metadata) instead of the NameID, as Shibboleth IdP sends it.
 
         How: Lasso's Logout.initRequest takes the NameID from a session
         holding an assertion for this SP, so we hand it a throw-away session
@@ -1247,7 +1256,10 @@ class TestIdP:
             server = self._slo_server(sp_metadata_xml)
             session = lasso.Session()
             session.addAssertion(sp["entity_id"],
-                                 self._session_assertion(name_id, fmt))
+                                 self._session_assertion(name_id, fmt, qualifiers))
+            server.getProvider(sp["entity_id"]).setEncryptionMode(
+                lasso.ENCRYPTION_MODE_NAMEID if encrypt_name_id
+                else lasso.ENCRYPTION_MODE_NONE)
             logout = lasso.Logout(server)
             logout.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE if sign
                                     else lasso.PROFILE_SIGNATURE_HINT_FORBID)
@@ -1263,7 +1275,14 @@ class TestIdP:
         root = decode_redirect_message(
             _redirect_params(redirect_query(url))["SAMLRequest"])
         got = _logout_request_info(root)
-        if got["name_id"] != name_id or got["session_indexes"] != list(indexes):
+        if encrypt_name_id:
+            if got["name_id"] is not None or root.find(
+                    "{%s}EncryptedID" % SAML_NS) is None:
+                raise RuntimeError("Lasso did not encrypt the NameID: %r" % got)
+        elif got["name_id"] != name_id:
+            raise RuntimeError("Lasso's LogoutRequest is not what was asked: %r"
+                               % got)
+        if got["session_indexes"] != list(indexes):
             raise RuntimeError("Lasso's LogoutRequest is not what was asked: %r"
                                % got)
         return url, request_id
@@ -1509,7 +1528,7 @@ class TestIdP:
                                  % _lasso_error_text(rc))
 
     @staticmethod
-    def _session_assertion(name_id, name_id_format):
+    def _session_assertion(name_id, name_id_format, qualifiers=None):
         """A bare assertion about name_id for a throw-away lasso.Session (see
         logout_request_url)."""
         a = lasso.Saml2Assertion()
@@ -1520,6 +1539,10 @@ class TestIdP:
         nid.content = name_id
         if name_id_format:
             nid.format = name_id_format
+        for attr, value in (qualifiers or {}).items():
+            setattr(nid, {"NameQualifier": "nameQualifier",
+                          "SPNameQualifier": "spNameQualifier",
+                          "SPProvidedID": "spProvidedId"}[attr], value)
         subject.nameId = nid
         a.subject = subject
         st = lasso.Saml2AuthnStatement()

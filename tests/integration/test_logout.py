@@ -233,6 +233,44 @@ def test_idp_initiated_logout_ends_the_named_sessions_on_every_replica(fleet, sa
     assert fleet.count_in_logs("sessions-ended=1") == 1
 
 
+# How Lasso and Shibboleth IdPs name the user in a LogoutRequest: the
+# NameID with its qualifiers, or (Shibboleth IdP's default once the SP
+# publishes an encryption key) an EncryptedID.
+NAMED_AS = {
+    "qualified": dict(qualifiers={"NameQualifier": "https://idp1.example/",
+                                  "SPNameQualifier": "https://sp.example/"}),
+    "sp-provided-id": dict(qualifiers={"NameQualifier": "https://idp1.example/",
+                                       "SPProvidedID": "alice-at-sp"}),
+    "encrypted": dict(encrypt_name_id=True),
+    "encrypted-qualified": dict(encrypt_name_id=True,
+                                qualifiers={"NameQualifier": "https://idp1.example/"}),
+}
+
+
+@pytest.mark.parametrize("named_as", list(NAMED_AS))
+def test_idp_logout_request_names_the_user_as_idps_do(fleet, saml, store, named_as):
+    """The sessions the LogoutRequest names end on every replica, other
+    users' stay, and the IdP gets a signed LogoutResponse (Success) that
+    answers its request."""
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    a1 = sign_in(fleet, saml, session_index="SI-Q")
+    a2 = sign_in(fleet, saml, session_index="SI-R")
+    bob = sign_in(fleet, saml, name_id="bob", session_index="SI-Q")
+    url, rid = idp.logout_request_url(md, "alice", session_index="SI-Q",
+                                      relay_state="rs-q", **NAMED_AS[named_as])
+    r = get(local(url, fleet.replicas[1].base_url))
+    assert r.status_code == 302, (r.status_code, r.text[:300])
+    info = idp.process_logout_response(md, r.headers["Location"])
+    assert info["in_response_to"] == rid
+    assert info["status"] == saml.testidp.STATUS_SUCCESS
+    assert info["relay_state"] == "rs-q"
+    assert refused_everywhere(fleet, saml, a1)
+    assert signed_in_everywhere(fleet, a2, "alice")
+    assert signed_in_everywhere(fleet, bob, "bob")
+    assert fleet.count_in_logs("sessions-ended=1") == 1
+
+
 @pytest.mark.expect_log("RSP01035")
 def test_idp_logout_request_must_be_signed_by_the_idp(fleet, saml, store):
     idp = saml.idps["idp1"]

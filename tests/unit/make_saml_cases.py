@@ -333,6 +333,14 @@ def logout_requests(out, idp, rogue, cert):
         "another-key": tidp.redirect_query(rogue.logout_request_url(md, "alice")[0]),
         "no-saml-request": "RelayState=%2Fbye",
         "many-attributes": with_attributes(url, DECRYPTED_MAX_ATTRIBUTES + 1),
+        # the NameID as Lasso and Shibboleth IdPs send it
+        "good-qualified": tidp.redirect_query(idp.logout_request_url(
+            md, "alice", session_index="_s1", relay_state="/bye",
+            qualifiers={"NameQualifier": idp.entity_id, "SPNameQualifier": SP,
+                        "SPProvidedID": "alice-at-sp"})[0]),
+        "good-encrypted": tidp.redirect_query(idp.logout_request_url(
+            tidp.sp_metadata(SP, ACS, cert, slo_url=SLO, enc_cert_path=cert), "alice", session_index="_s1", relay_state="/bye",
+            encrypt_name_id=True, qualifiers={"NameQualifier": idp.entity_id})[0]),
     }
     for name, query in q.items():
         with open(os.path.join(out, "logout", name + ".txt"), "w") as f:

@@ -1,7 +1,8 @@
 /* Unit tests for rsp_saml_messages.c on messages the test IdP really
  * signed (make_saml_cases.py, group logout: rsp_unit_saml.c): the IdP's
  * LogoutRequests (HTTP-Redirect, signature checked by the module itself:
- * RSA-SHA256 and -SHA512 taken, RSA-SHA1 (not allowed here), tampered,
+ * RSA-SHA256 and -SHA512 taken, a NameID with qualifiers and an
+ * EncryptedID taken and answered, RSA-SHA1 (not allowed here), tampered,
  * unsigned, another key, no SAMLRequest and too many attributes refused
  * with their exact check= names), our signed answers to them, and our
  * AuthnRequests. */
@@ -19,6 +20,8 @@ typedef struct {
 static const logout_case_t logout_cases[] = {
     {"good", NULL},
     {"good-sha512", NULL},
+    {"good-qualified", NULL},       /* NameQualifier, SPNameQualifier, SPProvidedID */
+    {"good-encrypted", NULL},       /* an EncryptedID, decrypted with our key */
     {"sha1", "signature"},          /* ReplaySPAllowSHA1 not given */
     {"tampered", "signature"},
     {"unsigned", "signature"},
