@@ -16,38 +16,6 @@
 
 APLOG_USE_MODULE(replay_sp);
 
-/* Read the whole body, at most max bytes. */
-static int read_body(request_rec *r, apr_int64_t max, char **out)
-{
-    char *buf;
-    apr_size_t used = 0;
-    long n;
-    int rc;
-
-    if ((rc = ap_setup_client_block(r, REQUEST_CHUNKED_DECHUNK)) != OK) {
-        return rc;
-    }
-    if (r->remaining > max) {
-        return HTTP_REQUEST_ENTITY_TOO_LARGE;
-    }
-    buf = apr_palloc(r->pool, (apr_size_t)max + 1);
-    if (ap_should_client_block(r)) {
-        while ((n = ap_get_client_block(r, buf + used,
-                                        (apr_size_t)max + 1 - used)) > 0) {
-            used += (apr_size_t)n;
-            if (used > (apr_size_t)max) {
-                return HTTP_REQUEST_ENTITY_TOO_LARGE;
-            }
-        }
-        if (n < 0) {
-            return HTTP_BAD_REQUEST;
-        }
-    }
-    buf[used] = '\0';
-    *out = buf;
-    return OK;
-}
-
 /* Take SAMLResponse and RelayState from an urlencoded form of at most
  * ReplaySPMaxBodySize bytes; a field given twice is refused (which one
  * would count?). */
@@ -63,7 +31,7 @@ static int read_form(request_rec *r, rsp_dir_cfg_t *dc, const char **saml,
         return rsp_refuse_response(r, "form", "Content-Type is not "
                                    "application/x-www-form-urlencoded");
     }
-    if ((rc = read_body(r, rsp_cfg_max_body(dc), &body)) != OK) {
+    if ((rc = rsp_read_body(r, rsp_cfg_max_body(dc), &body)) != OK) {
         if (rc == HTTP_REQUEST_ENTITY_TOO_LARGE) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01015)
                           "saml response refused: check=size: body larger "

@@ -23,6 +23,7 @@
 #include "mod_replay_sp_login.h"
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_signin.h"
+#include "rsp_form.h"
 #include "rsp_logout_index.h"
 #include "rsp_session.h"
 #include "rsp_util.h"
@@ -215,7 +216,8 @@ static int refuse_request(request_rec *r, const char *check,
 }
 
 /* The IdP answers our LogoutRequest. */
-static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
+static int slo_response(request_rec *r, rsp_dir_cfg_t *dc,
+                        const rsp_saml_in_t *in, const char *relay)
 {
     rsp_lasso_server_t *server;
     rsp_logout_response_t lr;
@@ -228,8 +230,8 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc, const char *relay)
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rv = rsp_saml_logout_response_in(r->pool, server, &dc->sp->def, r->args, &lr, &check,
-                                     &detail);
+    rv = rsp_saml_logout_response_in(r->pool, server, &dc->sp->def, in, &lr,
+                                     &check, &detail);
     rsp_sp_server_release(dc->sp, res);
     if (rv != APR_SUCCESS) {
         return rsp_refuse_response(r, check, detail);
@@ -297,16 +299,39 @@ static int fresh_and_first(request_rec *r, rsp_dir_cfg_t *dc,
     return OK;
 }
 
+/* The LogoutResponse over HTTP-POST (an IdP without an HTTP-Redirect
+ * SingleLogoutService): a page whose form the browser posts to it. */
+static int post_answer(request_rec *r, const char *url, const char *form,
+                       const char *relay)
+{
+    ap_set_content_type(r, "text/html; charset=utf-8");
+    ap_rprintf(r, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+               "<title>Signing out</title></head>\n"
+               "<body onload=\"document.forms[0].submit()\">\n"
+               "<form method=\"post\" action=\"%s\">\n"
+               "<input type=\"hidden\" name=\"SAMLResponse\" value=\"%s\">\n",
+               ap_escape_html2(r->pool, url, 1),
+               ap_escape_html2(r->pool, form, 1));
+    if (relay) {
+        ap_rprintf(r, "<input type=\"hidden\" name=\"RelayState\" "
+                   "value=\"%s\">\n", ap_escape_html2(r->pool, relay, 1));
+    }
+    ap_rputs("<noscript><button type=\"submit\">Continue</button></noscript>\n"
+             "</form>\n</body></html>\n", r);
+    return OK;
+}
+
 /* The IdP ends sessions: every session of the NameID with one of the
  * SessionIndexes, or all of the NameID's when none is given. */
-static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
+static int slo_request(request_rec *r, rsp_dir_cfg_t *dc,
+                       const rsp_saml_in_t *in)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     rsp_lasso_server_t *server;
     rsp_logout_request_t req;
     rsp_slo_t *slo;
-    const char *check, *detail, *err = NULL, *url = NULL;
+    const char *check, *detail, *err = NULL, *url = NULL, *form = NULL;
     apr_status_t rv;
     void *res;
     int i, ended = 0, rc = OK;
@@ -314,8 +339,8 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rv = rsp_saml_logout_request_in(&slo, r->pool, server, &dc->sp->def, r->args, &req,
-                                    &check, &detail);
+    rv = rsp_saml_logout_request_in(&slo, r->pool, server, &dc->sp->def, in,
+                                    &req, &check, &detail);
     if (rv != APR_SUCCESS) {
         rsp_sp_server_release(dc->sp, res);
         return refuse_request(r, check, detail);
@@ -342,7 +367,7 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
                                      r->pool, "cannot end the sessions %s "
                                      "names", req.issuer), err);
     }
-    else if (rsp_saml_logout_answer(slo, r->pool, &req, &url, &err)
+    else if (rsp_saml_logout_answer(slo, r->pool, &req, &url, &form, &err)
              != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01038)
                       "no LogoutResponse could be built for %s (its sessions "
@@ -356,40 +381,92 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc)
     }
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01036)
                   "IdP-initiated logout: issuer=%s user=%s session-index=%s "
-                  "sessions-ended=%d client=%s replica=%s", req.issuer,
-                  req.name_id, req.session_indexes->nelts
+                  "sessions-ended=%d binding=%s answer=%s client=%s "
+                  "replica=%s", req.issuer, req.name_id,
+                  req.session_indexes->nelts
                   ? apr_array_pstrcat(r->pool, req.session_indexes, ',') : "-",
-                  ended, r->useragent_ip, rsp_replica(r));
+                  ended, in->query ? "redirect" : "post",
+                  form ? "post" : "redirect", r->useragent_ip, rsp_replica(r));
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    if (form) {
+        return post_answer(r, url, form, in->relay);
+    }
     apr_table_setn(r->headers_out, "Location", url);
     return HTTP_MOVED_TEMPORARILY;
 }
 
-/* <path>/slo: HTTP-Redirect binding only. */
+/* HTTP-POST: SAMLRequest or SAMLResponse, and RelayState, from an
+ * urlencoded form of at most ReplaySPMaxBodySize bytes, none given twice,
+ * and no SAML message in the query beside it. OK, or the status. */
+static int slo_form(request_rec *r, rsp_dir_cfg_t *dc, const char **request,
+                    const char **response, const char **relay)
+{
+    const char *ctype = apr_table_get(r->headers_in, "Content-Type");
+    const char *why = NULL;
+    char *body;
+    int rc, bad = 0;
+
+    if (rsp_query_arg(r, "SAMLRequest", &bad)
+        || rsp_query_arg(r, "SAMLResponse", &bad) || bad) {
+        return refuse_request(r, "binding", "a SAML message in the query of "
+                              "an HTTP-POST");
+    }
+    if (!ctype || strncasecmp(ctype, "application/x-www-form-urlencoded", 33)) {
+        return refuse_request(r, "binding", "Content-Type is not "
+                              "application/x-www-form-urlencoded");
+    }
+    if ((rc = rsp_read_body(r, rsp_cfg_max_body(dc), &body)) != OK) {
+        if (rc == HTTP_REQUEST_ENTITY_TOO_LARGE) {
+            refuse_request(r, "size", "body larger than ReplaySPMaxBodySize");
+        }
+        return rc;
+    }
+    *request = rsp_form_value(r->pool, body, "SAMLRequest", &why);
+    if (!why) {
+        *response = rsp_form_value(r->pool, body, "SAMLResponse", &why);
+    }
+    if (!why) {
+        *relay = rsp_form_value(r->pool, body, "RelayState", &why);
+    }
+    return why ? refuse_request(r, "binding", why) : OK;
+}
+
+/* <path>/slo: the HTTP-Redirect and HTTP-POST bindings. */
 int rsp_slo_handler(request_rec *r, rsp_dir_cfg_t *dc)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *request, *response, *relay;
-    int bad = 0;
+    const char *request = NULL, *response = NULL, *relay = NULL;
+    rsp_saml_in_t in;
+    int bad = 0, rc;
 
-    if (r->method_number != M_GET) {
-        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+    if (r->method_number != M_GET && r->method_number != M_POST) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, M_POST, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-    request = rsp_query_arg(r, "SAMLRequest", &bad);
-    response = rsp_query_arg(r, "SAMLResponse", &bad);
-    relay = rsp_query_arg(r, "RelayState", &bad);
+    if (r->method_number == M_POST) {
+        if ((rc = slo_form(r, dc, &request, &response, &relay)) != OK) {
+            return rc;
+        }
+    }
+    else {
+        request = rsp_query_arg(r, "SAMLRequest", &bad);
+        response = rsp_query_arg(r, "SAMLResponse", &bad);
+        relay = rsp_query_arg(r, "RelayState", &bad);
+    }
     if (bad || (!request) == (!response)) {
         return refuse_request(r, "binding", "expected one SAMLRequest or "
                               "SAMLResponse, once, in the query "
-                              "(HTTP-Redirect binding)");
+                              "(HTTP-Redirect) or the form (HTTP-POST)");
     }
     if (!sc->store) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
                       "no ReplaySPStore for this server");
         return rsp_unavailable(r);
     }
-    return response ? slo_response(r, dc, relay) : slo_request(r, dc);
+    in.query = r->method_number == M_POST ? NULL : r->args;
+    in.message = request ? request : response;
+    in.relay = relay;
+    return response ? slo_response(r, dc, &in, relay) : slo_request(r, dc, &in);
 }

@@ -185,3 +185,34 @@ apr_status_t rsp_sp_servers_create(rsp_sp_conf_t *sp, int threads,
     return apr_reslist_create(&sp->servers, threads, threads, threads, 0,
                               server_ctor, server_dtor, sp, pchild);
 }
+
+int rsp_read_body(request_rec *r, apr_int64_t max, char **out)
+{
+    char *buf;
+    apr_size_t used = 0;
+    long n;
+    int rc;
+
+    if ((rc = ap_setup_client_block(r, REQUEST_CHUNKED_DECHUNK)) != OK) {
+        return rc;
+    }
+    if (r->remaining > max) {
+        return HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    buf = apr_palloc(r->pool, (apr_size_t)max + 1);
+    if (ap_should_client_block(r)) {
+        while ((n = ap_get_client_block(r, buf + used,
+                                        (apr_size_t)max + 1 - used)) > 0) {
+            used += (apr_size_t)n;
+            if (used > (apr_size_t)max) {
+                return HTTP_REQUEST_ENTITY_TOO_LARGE;
+            }
+        }
+        if (n < 0) {
+            return HTTP_BAD_REQUEST;
+        }
+    }
+    buf[used] = '\0';
+    *out = buf;
+    return OK;
+}

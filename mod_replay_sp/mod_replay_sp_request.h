@@ -50,6 +50,10 @@ apr_status_t rsp_sp_servers_create(rsp_sp_conf_t *sp, int threads,
 const char *rsp_redirect_refused(request_rec *r, const rsp_dir_cfg_t *dc,
                                  const char *target);
 
+/* The whole request body in *out (NUL-terminated), at most max bytes: OK,
+ * or the status to answer (413 when longer, 400 when it breaks off). */
+int rsp_read_body(request_rec *r, apr_int64_t max, char **out);
+
 /* A query argument of r (rsp_form_value); NULL when absent. *bad is set
  * when it is badly escaped or repeated. */
 const char *rsp_query_arg(request_rec *r, const char *name, int *bad);

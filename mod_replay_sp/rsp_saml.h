@@ -158,7 +158,14 @@ apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
                                     const char *relay_state, const char **url,
                                     const char **request_id, const char **err);
 
-/* ---- single logout, HTTP-Redirect binding ---- */
+/* ---- single logout, HTTP-Redirect and HTTP-POST bindings ---- */
+
+/* A logout message as it reached PATH/slo. */
+typedef struct {
+    const char *query;    /* HTTP-Redirect: the raw query; NULL: HTTP-POST */
+    const char *message;  /* HTTP-POST: the SAMLRequest or SAMLResponse value */
+    const char *relay;    /* HTTP-POST: the RelayState value, or NULL */
+} rsp_saml_in_t;
 
 /* The IdP's HTTP-Redirect SingleLogoutService, or NULL when it has none. */
 char *rsp_saml_idp_slo_url(apr_pool_t *p, rsp_lasso_server_t *server,
@@ -186,15 +193,16 @@ typedef struct {
     const char *weak_signature;   /* RSA-SHA1 accepted (ReplaySPAllowSHA1) */
 } rsp_logout_response_t;
 
-/* A LogoutResponse received as a query (HTTP-Redirect): from a known IdP,
- * signed (RSA-SHA256/384/512; RSA-SHA1 where ReplaySPAllowSHA1 names the
- * IdP) by one of the signing certificates of its
- * metadata; refusals as for rsp_saml_process_response. A
- * non-Success status is returned, not refused. */
+/* A LogoutResponse received as a query (HTTP-Redirect: the query's
+ * signature) or a form (HTTP-POST: the message's own signature): from a
+ * known IdP, signed (RSA-SHA256/384/512; RSA-SHA1 where ReplaySPAllowSHA1
+ * names the IdP) by one of the signing certificates of its metadata;
+ * refusals as for rsp_saml_process_response. A non-Success status is
+ * returned, not refused. */
 apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
                                          rsp_lasso_server_t *server,
                                          const rsp_saml_sp_t *sp,
-                                         const char *query,
+                                         const rsp_saml_in_t *in,
                                          rsp_logout_response_t *out,
                                          const char **check,
                                          const char **detail);
@@ -210,23 +218,27 @@ typedef struct {
     const char *weak_signature;          /* RSA-SHA1 accepted (ReplaySPAllowSHA1) */
 } rsp_logout_request_t;
 
-/* An IdP's LogoutRequest (query, HTTP-Redirect): from a known IdP,
- * signature verified. *slo keeps what the answer needs: answer with
+/* An IdP's LogoutRequest (HTTP-Redirect or HTTP-POST): from a known IdP,
+ * signature verified as for rsp_saml_logout_response_in; a NameID with
+ * qualifiers or an EncryptedID (decrypted with the SP's keys). *slo keeps what the answer needs: answer with
  * rsp_saml_logout_answer, using the same server; freed with p or by
  * rsp_saml_slo_free. */
 typedef struct rsp_slo_t rsp_slo_t;
 apr_status_t rsp_saml_logout_request_in(rsp_slo_t **slo, apr_pool_t *p,
                                         rsp_lasso_server_t *server,
                                         const rsp_saml_sp_t *sp,
-                                        const char *query,
+                                        const rsp_saml_in_t *in,
                                         rsp_logout_request_t *req,
                                         const char **check,
                                         const char **detail);
-/* The signed LogoutResponse (Success) redirect to the IdP, RelayState
- * echoed. */
+/* The signed LogoutResponse (Success) to the IdP, RelayState echoed:
+ * *form NULL, a redirect to *url (HTTP-Redirect: every answer where the
+ * IdP's metadata has that binding); else an HTTP-POST of SAMLResponse
+ * *form (and the RelayState the request came with) to *url. */
 apr_status_t rsp_saml_logout_answer(rsp_slo_t *slo, apr_pool_t *p,
                                     const rsp_logout_request_t *req,
-                                    const char **url, const char **err);
+                                    const char **url, const char **form,
+                                    const char **err);
 void rsp_saml_slo_free(rsp_slo_t *slo, apr_pool_t *p);
 
 #endif

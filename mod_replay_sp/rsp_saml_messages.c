@@ -293,33 +293,104 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
 /* Before Lasso reads a single byte of it: the message's shape (Lasso
  * aborts the process on some malformed ones), its issuer one of this SP's
  * IdPs, and its signature that IdP's. NULL, or the refusal (check, why). */
+static const char *known_issuer(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                const char *root, const char *issuer,
+                                const char **check)
+{
+    int i, known = 0;
+
+    if (!issuer) {
+        *check = "xml";
+        return apr_psprintf(p, "%s without an Issuer", root);
+    }
+    for (i = 0; i < sp->idp_ids->nelts; i++) {
+        known |= !strcmp(APR_ARRAY_IDX(sp->idp_ids, i, const char *), issuer);
+    }
+    if (!known) {
+        *check = "issuer";
+        return apr_psprintf(p, "%s from %s, which is not an IdP of this SP",
+                            root, issuer);
+    }
+    return NULL;
+}
+
 static const char *redirect_trusted(apr_pool_t *p, const rsp_saml_sp_t *sp,
                                     const redirect_msg_t *m, const char *root,
                                     const char **issuer, const char **weak,
                                     const char **check)
 {
     const char *why;
-    int i, known = 0;
 
-    if ((why = rsp_saml_redirect_peek(p, m->message, root, issuer, check))) {
+    if ((why = rsp_saml_redirect_peek(p, m->message, root, issuer, check))
+        || (why = known_issuer(p, sp, root, *issuer, check))) {
         return why;
-    }
-    if (!*issuer) {
-        *check = "xml";
-        return apr_psprintf(p, "%s without an Issuer", root);
-    }
-    for (i = 0; i < sp->idp_ids->nelts; i++) {
-        known |= !strcmp(APR_ARRAY_IDX(sp->idp_ids, i, const char *), *issuer);
-    }
-    if (!known) {
-        *check = "issuer";
-        return apr_psprintf(p, "%s from %s, which is not an IdP of this SP",
-                            root, *issuer);
     }
     if ((why = verify_redirect(p, sp, *issuer, m, weak)) != NULL) {
         *check = "signature";
     }
     return why;
+}
+
+/* HTTP-POST (SAML bindings 3.5): the message's own enveloped signature,
+ * on its root, by the IdP that issued it, checked on the decoded bytes
+ * before Lasso parses them (with the signature check off: done here). */
+static const char *post_trusted(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                rsp_lasso_server_t *server, const char *message,
+                                const char *root, const char **issuer,
+                                const char **weak, const char **check)
+{
+    LassoProvider *idp;
+    const char *why, *xml = NULL;
+    int rc;
+
+    if ((why = rsp_saml_post_peek(p, message, root, &xml, issuer, weak, check))
+        || (why = known_issuer(p, sp, root, *issuer, check))) {
+        return why;
+    }
+    *check = "signature";
+    if (*weak && !rsp_saml_sha1_allowed(sp, *issuer)) {
+        return apr_psprintf(p, "%s (SHA-1 is refused unless ReplaySPAllowSHA1 "
+                            "names the IdP %s)", *weak, *issuer);
+    }
+    if (!(idp = lasso_server_get_provider(server, *issuer))) {
+        return apr_psprintf(p, "%s from %s, which Lasso does not know", root,
+                            *issuer);
+    }
+    rc = lasso_provider_verify_signature(idp, xml, "ID",
+                                         LASSO_MESSAGE_FORMAT_XML);
+    if (rc != 0) {
+        return apr_psprintf(p, "the %s's signature does not verify with %s's "
+                            "certificates (%s, lasso %d)", root, *issuer,
+                            lasso_strerror(rc), rc);
+    }
+    return NULL;
+}
+
+/* A logout message of either binding, before Lasso reads it: NULL, or
+ * why (and *check). *lasso_msg: what Lasso is to parse (the query less
+ * its signature, or the form value). */
+static const char *inbound(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                           rsp_lasso_server_t *server, const rsp_saml_in_t *in,
+                           const char *root, const char **lasso_msg,
+                           const char **issuer, const char **weak,
+                           const char **check)
+{
+    redirect_msg_t m;
+    const char *why;
+
+    *issuer = NULL;
+    *weak = NULL;
+    if (!in->query) {
+        *lasso_msg = in->message;
+        return post_trusted(p, sp, server, in->message, root, issuer, weak,
+                            check);
+    }
+    if ((why = split_redirect(p, in->query, &m)) != NULL) {
+        *check = strstr(why, "signed") ? "signature" : "binding";
+        return why;
+    }
+    *lasso_msg = m.stripped;
+    return redirect_trusted(p, sp, &m, root, issuer, weak, check);
 }
 
 /* Lasso builds and validates logout messages against a session holding
@@ -428,7 +499,7 @@ static const char *status_of(LassoSamlp2StatusResponse *sr)
 apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
                                          rsp_lasso_server_t *server,
                                          const rsp_saml_sp_t *sp,
-                                         const char *query,
+                                         const rsp_saml_in_t *in,
                                          rsp_logout_response_t *out,
                                          const char **check,
                                          const char **detail)
@@ -436,16 +507,12 @@ apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
     LassoLogout *logout = NULL;
     LassoProfile *profile;
     LassoSamlp2StatusResponse *sr;
-    redirect_msg_t m;
     apr_status_t rv = APR_SUCCESS;
-    const char *why, *issuer = NULL;
+    const char *why, *issuer = NULL, *msg = NULL;
     int rc;
 
-    if ((why = split_redirect(p, query, &m)) != NULL) {
-        REFUSE(strstr(why, "signed") ? "signature" : "binding", "%s", why);
-    }
-    if ((why = redirect_trusted(p, sp, &m, "LogoutResponse", &issuer,
-                                &out->weak_signature, check)) != NULL) {
+    if ((why = inbound(p, sp, server, in, "LogoutResponse", &msg, &issuer,
+                       &out->weak_signature, check)) != NULL) {
         *detail = why;
         return APR_EGENERAL;
     }
@@ -455,7 +522,7 @@ apr_status_t rsp_saml_logout_response_in(apr_pool_t *p,
     profile = LASSO_PROFILE(logout);
     lasso_profile_set_signature_verify_hint(
         profile, LASSO_PROFILE_SIGNATURE_VERIFY_HINT_IGNORE);
-    rc = lasso_logout_process_response_msg(logout, (gchar *)m.stripped);
+    rc = lasso_logout_process_response_msg(logout, (gchar *)msg);
     /* A non-Success status is an answer, not a refusal. */
     if (rc != 0 && rc != LASSO_PROFILE_ERROR_STATUS_NOT_SUCCESS
         && rc != LASSO_LOGOUT_ERROR_REQUEST_DENIED
@@ -489,6 +556,8 @@ done:
 
 struct rsp_slo_t {
     LassoLogout *logout;
+    int post;               /* the request came over HTTP-POST */
+    const char *relay;      /* HTTP-POST: the RelayState to echo */
 };
 
 static apr_status_t slo_cleanup(void *data)
@@ -510,7 +579,7 @@ void rsp_saml_slo_free(rsp_slo_t *slo, apr_pool_t *p)
 apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
                                         rsp_lasso_server_t *server,
                                         const rsp_saml_sp_t *sp,
-                                        const char *query,
+                                        const rsp_saml_in_t *in,
                                         rsp_logout_request_t *req,
                                         const char **check,
                                         const char **detail)
@@ -519,23 +588,19 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     LassoSamlp2LogoutRequest *lr;
     LassoSamlp2RequestAbstract *ra;
     LassoProfile *profile;
-    redirect_msg_t m;
     apr_status_t rv = APR_SUCCESS;
-    const char *why, *issuer = NULL;
+    const char *why, *issuer = NULL, *msg = NULL;
     GList *it, *indexes;
     int rc;
 
     *out = NULL;
-    if ((why = split_redirect(p, query, &m)) != NULL) {
-        *check = strstr(why, "signed") ? "signature" : "binding";
+    if ((why = inbound(p, sp, server, in, "LogoutRequest", &msg, &issuer,
+                       &req->weak_signature, check)) != NULL) {
         *detail = why;
         return APR_EGENERAL;
     }
-    if ((why = redirect_trusted(p, sp, &m, "LogoutRequest", &issuer,
-                                &req->weak_signature, check)) != NULL) {
-        *detail = why;
-        return APR_EGENERAL;
-    }
+    slo->post = !in->query;
+    slo->relay = in->query ? NULL : in->relay;
     slo->logout = lasso_logout_new(server);
     if (!slo->logout) {
         *check = "lasso";
@@ -546,7 +611,7 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     profile = LASSO_PROFILE(slo->logout);
     lasso_profile_set_signature_verify_hint(
         profile, LASSO_PROFILE_SIGNATURE_VERIFY_HINT_IGNORE);
-    rc = lasso_logout_process_request_msg(slo->logout, (gchar *)m.stripped);
+    rc = lasso_logout_process_request_msg(slo->logout, (gchar *)msg);
     if (rc != 0 && rc != LASSO_PROFILE_ERROR_CANNOT_VERIFY_SIGNATURE) {
         REFUSE(rsp_saml_check_of(rc), "%s (lasso %d)", lasso_strerror(rc), rc);
     }
@@ -596,7 +661,8 @@ done:
 
 apr_status_t rsp_saml_logout_answer(rsp_slo_t *slo, apr_pool_t *p,
                                     const rsp_logout_request_t *req,
-                                    const char **url, const char **err)
+                                    const char **url, const char **form,
+                                    const char **err)
 {
     LassoProfile *profile = LASSO_PROFILE(slo->logout);
     const char *first = req->session_indexes->nelts
@@ -613,13 +679,35 @@ apr_status_t rsp_saml_logout_answer(rsp_slo_t *slo, apr_pool_t *p,
                               ? LASSO_SAMLP2_LOGOUT_REQUEST(profile->request)->NameID
                               : NULL,
                           first)) != 0
-        || (rc = lasso_logout_validate_request(slo->logout)) != 0
-        || (rc = lasso_logout_build_response_msg(slo->logout)) != 0
-        || !profile->msg_url) {
-        *err = apr_psprintf(p, "cannot build the LogoutResponse to %s: %s",
-                            req->issuer, rc ? lasso_strerror(rc) : "no URL");
-        return APR_EGENERAL;
+        || (rc = lasso_logout_validate_request(slo->logout)) != 0) {
+        goto failed;
+    }
+    /* A request that came over HTTP-POST is answered over HTTP-Redirect
+     * where the IdP has that binding, else over HTTP-POST (the form is
+     * the glue's to send). */
+    if (slo->post) {
+        /* Lasso 2.8 answers over the binding the request came by (the
+         * LassoLogout's initial_http_request_method, a field its header
+         * calls private and no function sets): set it to the one chosen. */
+        profile->http_request_method =
+            rsp_saml_idp_slo_url(p, profile->server, req->issuer)
+                ? LASSO_HTTP_METHOD_REDIRECT : LASSO_HTTP_METHOD_POST;
+        slo->logout->initial_http_request_method = profile->http_request_method;
+        lasso_assign_string(profile->msg_relayState, slo->relay);
+    }
+    if ((rc = lasso_logout_build_response_msg(slo->logout)) != 0
+        || !profile->msg_url
+        || (profile->http_request_method == LASSO_HTTP_METHOD_POST
+            && !profile->msg_body)) {
+        goto failed;
     }
     *url = apr_pstrdup(p, profile->msg_url);
+    *form = profile->http_request_method == LASSO_HTTP_METHOD_POST
+        ? apr_pstrdup(p, profile->msg_body) : NULL;
     return APR_SUCCESS;
+
+failed:
+    *err = apr_psprintf(p, "cannot build the LogoutResponse to %s: %s",
+                        req->issuer, rc ? lasso_strerror(rc) : "no URL");
+    return APR_EGENERAL;
 }

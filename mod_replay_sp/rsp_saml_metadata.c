@@ -85,13 +85,16 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "  <md:SingleLogoutService "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
         "Location=\"%s/slo\"/>\n"
+        "  <md:SingleLogoutService "
+        "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST\" "
+        "Location=\"%s/slo\"/>\n"
         "  <md:AssertionConsumerService index=\"0\" isDefault=\"true\" "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST\" "
         "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
         xml_escape(p, sp->entity_id), kds, xml_escape(p, base_url),
-        xml_escape(p, base_url));
+        xml_escape(p, base_url), xml_escape(p, base_url));
 }
 
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,

@@ -340,25 +340,18 @@ static const char *inflate_raw(apr_pool_t *p, const char *in, apr_size_t len,
         : "the message is not DEFLATE-compressed (SAML HTTP-Redirect binding)";
 }
 
-const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
-                                   const char *root_name, const char **issuer,
-                                   const char **check)
+/* The decoded XML of a message (xmllen bytes, NUL-terminated) of either
+ * binding: see rsp_saml_redirect_peek. *weak (when weak is not NULL):
+ * whether the root's own ds:Signature uses SHA-1. */
+static const char *peek_xml(apr_pool_t *p, const char *xml, apr_size_t xmllen,
+                            const char *root_name, const char **issuer,
+                            const char **weak, const char **check)
 {
-    char *raw, *xml;
-    apr_size_t rawlen, xmllen;
     xmlDocPtr doc;
     xmlNodePtr root, n;
     const char *why = NULL;
     int issuers = 0, ids = 0;
 
-    *issuer = NULL;
-    *check = "binding";
-    if (!message || rsp_b64_decode(p, message, 0, &raw, &rawlen) < 0) {
-        return "the message is not base64";
-    }
-    if ((why = inflate_raw(p, raw, rawlen, &xml, &xmllen)) != NULL) {
-        return why;
-    }
     *check = "xml";
     if (memchr(xml, '\0', xmllen)) {
         return "a NUL byte in the message";
@@ -400,11 +393,55 @@ const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
         why = apr_psprintf(p, "LogoutRequest with %d of BaseID, NameID and "
                            "EncryptedID (exactly one is required)", ids);
     }
+    if (!why && weak) {
+        *weak = rsp_saml_weak_signature(p, root, apr_pstrcat(
+                                            p, "the ", root_name, NULL));
+    }
     xmlFreeDoc(doc);
     if (why) {
         *issuer = NULL;
     }
     return why;
+}
+
+const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
+                                   const char *root_name, const char **issuer,
+                                   const char **check)
+{
+    char *raw, *xml;
+    apr_size_t rawlen, xmllen;
+    const char *why;
+
+    *issuer = NULL;
+    *check = "binding";
+    if (!message || rsp_b64_decode(p, message, 0, &raw, &rawlen) < 0) {
+        return "the message is not base64";
+    }
+    if ((why = inflate_raw(p, raw, rawlen, &xml, &xmllen)) != NULL) {
+        return why;
+    }
+    return peek_xml(p, xml, xmllen, root_name, issuer, NULL, check);
+}
+
+const char *rsp_saml_post_peek(apr_pool_t *p, const char *message,
+                               const char *root_name, const char **xml,
+                               const char **issuer, const char **weak,
+                               const char **check)
+{
+    char *dec;
+    apr_size_t declen;
+
+    *issuer = NULL;
+    *weak = NULL;
+    *check = "binding";
+    if (!message || rsp_b64_decode(p, message, 1, &dec, &declen) < 0) {
+        return "the message is not base64";
+    }
+    if (declen > REDIRECT_MAX) {
+        return "the message is longer than 128 KiB";
+    }
+    *xml = dec;
+    return peek_xml(p, dec, declen, root_name, issuer, weak, check);
 }
 
 #define REFUSE(c, ...) do {                           \

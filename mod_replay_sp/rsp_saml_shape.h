@@ -104,6 +104,16 @@ const char *rsp_saml_redirect_peek(apr_pool_t *p, const char *message,
                                    const char *root, const char **issuer,
                                    const char **check);
 
+/* An HTTP-POST message (the SAMLRequest or SAMLResponse form value:
+ * base64, whitespace allowed, of at most 128 KiB of XML), read as
+ * rsp_saml_redirect_peek reads one: the same checks, *xml the decoded
+ * text (NUL-terminated) and *weak whether its own signature uses SHA-1
+ * (rsp_saml_weak_signature), else NULL. */
+const char *rsp_saml_post_peek(apr_pool_t *p, const char *message,
+                               const char *root, const char **xml,
+                               const char **issuer, const char **weak,
+                               const char **check);
+
 /* NULL, or "WHERE signature uses ALG" when a ds:Signature child of node
  * uses a SHA-1 signature method or digest. */
 const char *rsp_saml_weak_signature(apr_pool_t *p, xmlNodePtr node,

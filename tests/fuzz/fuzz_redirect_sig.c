@@ -1,4 +1,4 @@
-/* The HTTP-Redirect binding of single logout: an IdP's LogoutRequest
+/* The HTTP-Redirect and HTTP-POST bindings of single logout: an IdP's LogoutRequest
  * (rsp_saml_logout_request_in, then the signed answer,
  * rsp_saml_logout_answer) and its LogoutResponse
  * (rsp_saml_logout_response_in). Both split the raw query, have Lasso
@@ -6,7 +6,9 @@
  * (SigAlg, Signature over the parameters as received) against the IdP's
  * certificates.
  *
- * The input is the raw query string, dispatched as the SLO endpoint does:
+ * The input is the raw query string (HTTP-Redirect), or "POST\n" and the
+ * urlencoded form body (HTTP-POST: the message's own signature), each
+ * dispatched as the SLO endpoint does:
  * exactly one of SAMLRequest and SAMLResponse (each once, well escaped)
  * picks the function, anything else is refused before the library. The
  * IdP's key is fixed
@@ -33,22 +35,23 @@ static int refused_for_sha1(const char *check, const char *detail)
         && strstr(detail, "SHA-1 is refused");
 }
 
-static void request_in(apr_pool_t *p, const char *q)
+static void request_in(apr_pool_t *p, const rsp_saml_in_t *in)
 {
     rsp_logout_request_t req;
     rsp_slo_t *slo = NULL;
     const char *check = NULL, *detail = NULL, *url = NULL, *err = NULL;
+    const char *form = NULL;
     const fuzz_sp_t *s = &strict;
     apr_status_t rv;
     int i;
 
     memset(&req, 0, sizeof(req));
-    rv = rsp_saml_logout_request_in(&slo, p, s->server, &s->sp, q, &req,
+    rv = rsp_saml_logout_request_in(&slo, p, s->server, &s->sp, in, &req,
                                     &check, &detail);
     if (rv != APR_SUCCESS && refused_for_sha1(check, detail)) {
         s = &sha1;
         memset(&req, 0, sizeof(req));
-        rv = rsp_saml_logout_request_in(&slo, p, s->server, &s->sp, q, &req,
+        rv = rsp_saml_logout_request_in(&slo, p, s->server, &s->sp, in, &req,
                                         &check, &detail);
     }
     if (fuzz_saml_logging()) {
@@ -71,8 +74,9 @@ static void request_in(apr_pool_t *p, const char *q)
     for (i = 0; i < req.session_indexes->nelts; i++) {
         FUZZ_ASSERT(*APR_ARRAY_IDX(req.session_indexes, i, const char *));
     }
-    if (rsp_saml_logout_answer(slo, p, &req, &url, &err) == APR_SUCCESS) {
-        FUZZ_ASSERT(url && strstr(url, "SAMLResponse=")
+    if (rsp_saml_logout_answer(slo, p, &req, &url, &form, &err) == APR_SUCCESS) {
+        /* the IdP has an HTTP-Redirect SingleLogoutService */
+        FUZZ_ASSERT(!form && url && strstr(url, "SAMLResponse=")
                     && strstr(url, "Signature="));
     }
     else {
@@ -81,7 +85,7 @@ static void request_in(apr_pool_t *p, const char *q)
     rsp_saml_slo_free(slo, p);
 }
 
-static void response_in(apr_pool_t *p, const char *q)
+static void response_in(apr_pool_t *p, const rsp_saml_in_t *in)
 {
     rsp_logout_response_t res;
     const char *check = NULL, *detail = NULL;
@@ -89,12 +93,12 @@ static void response_in(apr_pool_t *p, const char *q)
     apr_status_t rv;
 
     memset(&res, 0, sizeof(res));
-    rv = rsp_saml_logout_response_in(p, s->server, &s->sp, q, &res, &check,
+    rv = rsp_saml_logout_response_in(p, s->server, &s->sp, in, &res, &check,
                                      &detail);
     if (rv != APR_SUCCESS && refused_for_sha1(check, detail)) {
         s = &sha1;
         memset(&res, 0, sizeof(res));
-        rv = rsp_saml_logout_response_in(p, s->server, &s->sp, q, &res, &check,
+        rv = rsp_saml_logout_response_in(p, s->server, &s->sp, in, &res, &check,
                                          &detail);
     }
     if (fuzz_saml_logging()) {
@@ -126,16 +130,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *p = fuzz_pool_begin();
     const char *q = fuzz_cstr(p, data, size), *why = NULL;
-    const char *request = rsp_form_value(p, q, "SAMLRequest", &why);
-    const char *response = rsp_form_value(p, q, "SAMLResponse", &why);
+    int post = !strncmp(q, "POST\n", 5);
+    const char *form = post ? q + 5 : q;
+    const char *request = rsp_form_value(p, form, "SAMLRequest", &why);
+    const char *response = rsp_form_value(p, form, "SAMLResponse", &why);
+    const char *relay = rsp_form_value(p, form, "RelayState", &why);
+    rsp_saml_in_t in;
 
     /* mod_replay_sp_logout.c: one of them, once, or a refusal */
     if (!why && !request != !response) {
+        in.query = post ? NULL : q;
+        in.message = request ? request : response;
+        in.relay = post ? relay : NULL;
         if (request) {
-            request_in(p, q);
+            request_in(p, &in);
         }
         else {
-            response_in(p, q);
+            response_in(p, &in);
         }
     }
     fuzz_pool_end(p);

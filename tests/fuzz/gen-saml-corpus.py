@@ -148,6 +148,19 @@ def main():
     write(t, "logout-request-tampered.txt", query(TestIdP.tamper_redirect(url)))
     unsigned, _ = idp.logout_request_url(md, "alice", sign=False)
     write(t, "logout-request-unsigned.txt", query(unsigned))
+    # HTTP-POST: "POST\n" and the form (the SP's metadata with an HTTP-POST
+    # SingleLogoutService, and an encryption key for the EncryptedID)
+    md_post = sp_metadata(SP, ACS, sp_crt, slo_url=SLO, enc_cert_path=sp_crt).replace(
+        "<md:AssertionConsumerService",
+        '<md:SingleLogoutService Binding="%s" Location="%s"/>\n'
+        "    <md:AssertionConsumerService" % (tidp.BINDING_POST, SLO), 1)
+    for name, kw in (("logout-request-post.txt", {}),
+                     ("logout-request-post-encrypted.txt",
+                      dict(encrypt_name_id=True, qualifiers={"NameQualifier": IDP})),
+                     ("logout-request-post-unsigned.txt", dict(sign=False))):
+        _, fields, _ = idp.logout_request_post(md_post, "alice", session_index="_s1",
+                                               relay_state="/bye", **kw)
+        write(t, name, "POST\n" + urllib.parse.urlencode(fields))
 
     # The IdP's answers to a LogoutRequest of the SP (python3-lasso plays it).
     with open(sp_key) as f:

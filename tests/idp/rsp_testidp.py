@@ -705,7 +705,7 @@ def _substitute_assertions(xml, replacements):
 
 
 def _sign_response_xmlsec1(xml, response_id, key_path, cert_path,
-                           signature_method):
+                           signature_method, root_name="Response"):
     """The Response signed by the xmlsec1 command line: a ds:Signature
     template like Lasso's own (after the Issuer; exclusive c14n, enveloped,
     SignatureMethod/DigestMethod of signature_method, KeyInfo with the
@@ -724,9 +724,10 @@ def _sign_response_xmlsec1(xml, response_id, key_path, cert_path,
         '</Signature>'
         % {"ds": DS_NS, "c14n": C14N_EXCL, "sig": sig_alg, "env": ENVELOPED,
            "digest": digest, "id": _xml_escape(response_id)})
-    root = re.match(r"\s*<samlp:Response\b[^>]*>", xml)
+    root = re.match(r"\s*(?:<\?xml[^>]*\?>\s*)?<samlp:%s\b[^>]*>" % root_name, xml)
     if root is None:
-        raise RuntimeError("the exported Response does not start with samlp:Response")
+        raise RuntimeError("the exported message does not start with samlp:%s"
+                           % root_name)
     at = root.end()
     issuer = re.compile(r"<saml:Issuer\b[^>]*?(?:/>|>[^<]*</saml:Issuer>)").match(xml, at)
     if issuer is not None:
@@ -734,8 +735,8 @@ def _sign_response_xmlsec1(xml, response_id, key_path, cert_path,
     doc = xml[:at] + tmpl + xml[at:]
     return _xmlsec1_file(
         ["--sign", "--privkey-pem", "%s,%s" % (key_path, cert_path),
-         "--id-attr:ID", "%s:Response" % SAMLP_NS,
-         "--node-xpath", "/*[local-name()='Response']/*[local-name()='Signature']",
+         "--id-attr:ID", "%s:%s" % (SAMLP_NS, root_name),
+         "--node-xpath", "/*[local-name()='%s']/*[local-name()='Signature']" % root_name,
          "response.xml"],
         "--sign", {"response.xml": doc})
 
@@ -1219,7 +1220,7 @@ class TestIdP:
 
     def logout_request_url(self, sp_metadata_xml, name_id, session_index=None,
                            relay_state=None, name_id_format=None, *, sign=True,
-                           qualifiers=None, encrypt_name_id=False):
+                           qualifiers=None, encrypt_name_id=False, post=False):
         """IdP-initiated logout: (url, request_id), url being the SP's
         HTTP-Redirect SingleLogoutService with a LogoutRequest (signed with
         RSA-SHA256 unless sign=False) for ``name_id``.
@@ -1240,7 +1241,7 @@ class TestIdP:
         put the asked SessionIndex list on the request before
         buildRequestMsg signs the query."""
         sp = parse_sp_metadata(sp_metadata_xml)
-        if not sp["slo_url"]:
+        if not sp["slo_url"] and not post:
             raise SAMLMessageError("the SP metadata has no HTTP-Redirect "
                                    "SingleLogoutService")
         if not isinstance(name_id, str) or not name_id:
@@ -1264,16 +1265,23 @@ class TestIdP:
             logout.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE if sign
                                     else lasso.PROFILE_SIGNATURE_HINT_FORBID)
             logout.setSessionFromDump(session.dump())
-            logout.initRequest(sp["entity_id"], lasso.HTTP_METHOD_REDIRECT)
+            logout.initRequest(sp["entity_id"], lasso.HTTP_METHOD_POST if post
+                               else lasso.HTTP_METHOD_REDIRECT)
             request = logout.request
             request.setSessionIndexes(indexes)
             if relay_state is not None:
                 logout.msgRelayState = relay_state
             logout.buildRequestMsg()
-            url, request_id = logout.msgUrl, request.id
-        _check_redirect(url, "SAMLRequest", sign)
-        root = decode_redirect_message(
-            _redirect_params(redirect_query(url))["SAMLRequest"])
+            url, body, request_id = logout.msgUrl, logout.msgBody, request.id
+        if post:
+            root = ET.fromstring(base64.b64decode(body))
+            if sign != (root.find("{%s}Signature" % DS_NS) is not None):
+                raise RuntimeError("Lasso's POST LogoutRequest is %ssigned"
+                                   % ("not " if sign else ""))
+        else:
+            _check_redirect(url, "SAMLRequest", sign)
+            root = decode_redirect_message(
+                _redirect_params(redirect_query(url))["SAMLRequest"])
         got = _logout_request_info(root)
         if encrypt_name_id:
             if got["name_id"] is not None or root.find(
@@ -1285,7 +1293,21 @@ class TestIdP:
         if got["session_indexes"] != list(indexes):
             raise RuntimeError("Lasso's LogoutRequest is not what was asked: %r"
                                % got)
+        if post:
+            fields = {"SAMLRequest": body}
+            if relay_state is not None:
+                fields["RelayState"] = relay_state
+            return url, fields, request_id
         return url, request_id
+
+    def logout_request_post(self, sp_metadata_xml, name_id, session_index=None,
+                            relay_state=None, **kw):
+        """logout_request_url over the HTTP-POST binding (the SP's
+        metadata must have an HTTP-POST SingleLogoutService): (url, form
+        fields {"SAMLRequest", "RelayState"}, request_id), the LogoutRequest
+        carrying its own enveloped signature (unless sign=False)."""
+        return self.logout_request_url(sp_metadata_xml, name_id, session_index,
+                                       relay_state, post=True, **kw)
 
     def process_logout_response(self, sp_metadata_xml, url_or_query):
         """Check an SP's HTTP-Redirect LogoutResponse (a URL or its query)
@@ -1414,6 +1436,56 @@ class TestIdP:
                     sig_alg=params.get("SigAlg"), response_id=response.id,
                     status=status, sub_status=sub_status)
         return url, info
+
+    def answer_logout_request_post(self, sp_metadata_xml, url_or_query,
+                                   status=STATUS_SUCCESS, **kw):
+        """answer_logout_request over the HTTP-POST binding: (url, form
+        fields {"SAMLResponse", "RelayState"}, info), the LogoutResponse
+        signed (RSA-SHA256, enveloped, by the xmlsec1 command line) and
+        posted to the SP's SingleLogoutService."""
+        url, info = self.answer_logout_request(sp_metadata_xml, url_or_query,
+                                               status, sign=False, **kw)
+        params = _redirect_params(redirect_query(url))
+        xml = zlib.decompressobj(-15).decompress(
+            base64.b64decode(params["SAMLResponse"]), HTTP_MAX_BODY).decode()
+        signed = _sign_response_xmlsec1(xml, info["response_id"], self.key_path,
+                                        self.cert_path, "rsa-sha256",
+                                        root_name="LogoutResponse")
+        fields = {"SAMLResponse": base64.b64encode(
+            signed.encode() if isinstance(signed, str) else signed).decode()}
+        if params.get("RelayState") is not None:
+            fields["RelayState"] = params["RelayState"]
+        return url.split("?", 1)[0], fields, info
+
+    def process_logout_response_post(self, sp_metadata_xml, saml_response):
+        """Check an SP's HTTP-POST LogoutResponse (the SAMLResponse form
+        value): its enveloped signature verified by Lasso with the SP's
+        certificate (SignatureError otherwise); returns {"in_response_to",
+        "status", "issuer", "destination"}."""
+        sp = parse_sp_metadata(sp_metadata_xml)
+        root = ET.fromstring(base64.b64decode(saml_response))
+        with _LASSO_LOCK:
+            server = self._slo_server(sp_metadata_xml)
+            logout = lasso.Logout(server)
+            logout.setSignatureVerifyHint(lasso.PROFILE_SIGNATURE_VERIFY_HINT_FORCE)
+            err = None
+            try:
+                logout.processResponseMsg(saml_response)
+            except lasso.Error as exc:
+                err = exc
+            sig = _lasso_signature_status(logout)
+        if sig != 0 or root.find("{%s}Signature" % DS_NS) is None:
+            raise SignatureError("LogoutResponse signature refused by Lasso: %s"
+                                 % _lasso_error_text(sig))
+        status, _ = _status_codes(root)
+        issuer = _text(root.find("{%s}Issuer" % SAML_NS))
+        if issuer != sp["entity_id"]:
+            raise SAMLMessageError("LogoutResponse Issuer %r is not the SP %r"
+                                   % (issuer, sp["entity_id"]))
+        if err is not None and status == STATUS_SUCCESS:
+            raise SAMLMessageError("Lasso refused the LogoutResponse: %s" % err)
+        return {"in_response_to": root.get("InResponseTo"), "status": status,
+                "issuer": issuer, "destination": root.get("Destination")}
 
     def verify_authn_request(self, sp_metadata_xml, query):
         """Check the HTTP-Redirect signature of an SP's AuthnRequest (a URL

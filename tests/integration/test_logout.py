@@ -4,6 +4,7 @@ LogoutRequest; the IdP's LogoutResponse at <path>/slo leads back; an IdP's
 own LogoutRequest ends the sessions it names (found through the logout
 index in the store) and is answered with a signed LogoutResponse."""
 
+import base64
 import os
 import re
 import time
@@ -269,6 +270,148 @@ def test_idp_logout_request_names_the_user_as_idps_do(fleet, saml, store, named_
     assert signed_in_everywhere(fleet, a2, "alice")
     assert signed_in_everywhere(fleet, bob, "bob")
     assert fleet.count_in_logs("sessions-ended=1") == 1
+
+
+def post_form(url, fields, base):
+    """The browser posting an IdP's (or our) auto-submitted form to url,
+    sent to base."""
+    import requests
+    return requests.post(local(url, base), data=fields, allow_redirects=False,
+                         timeout=30)
+
+
+def auto_post(page):
+    """(action, {name: value}) of the form of an HTTP-POST binding page."""
+    import html as html_mod
+    action = re.search(r'<form method="post" action="([^"]*)"', page).group(1)
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page))
+    return html_mod.unescape(action), {k: html_mod.unescape(v) for k, v in fields.items()}
+
+
+@pytest.mark.expect_log("RSP01035")
+@pytest.mark.parametrize("named_as", ["plain", "encrypted-qualified"])
+def test_idp_logout_request_over_http_post(fleet, saml, store, named_as):
+    """Shibboleth IdP and SimpleSAMLphp send LogoutRequests over HTTP-POST,
+    signed inside: the named sessions end on every replica and the signed
+    LogoutResponse goes back over HTTP-Redirect (the IdP has it), with the
+    form's RelayState."""
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    a1 = sign_in(fleet, saml, session_index="SI-P")
+    bob = sign_in(fleet, saml, name_id="bob", session_index="SI-P")
+    url, fields, rid = idp.logout_request_post(
+        md, "alice", session_index="SI-P", relay_state="rs-post",
+        **NAMED_AS.get(named_as, {}))
+    assert url == fleet.public + httpd_fleet.ENDPOINT + "/slo"
+    r = post_form(url, fields, fleet.replicas[2].base_url)
+    assert r.status_code == 302, (r.status_code, r.text[:300])
+    info = idp.process_logout_response(md, r.headers["Location"])
+    assert info["in_response_to"] == rid
+    assert info["status"] == saml.testidp.STATUS_SUCCESS
+    assert info["relay_state"] == "rs-post"
+    assert refused_everywhere(fleet, saml, a1)
+    assert signed_in_everywhere(fleet, bob, "bob")
+    assert fleet.count_in_logs("binding=post answer=redirect") == 1
+    # the same request again: taken once, fleet-wide
+    assert post_form(url, fields, fleet.replicas[0].base_url).status_code == 400
+
+
+@pytest.mark.expect_log("RSP01035")
+def test_idp_logout_request_over_http_post_must_be_signed_by_the_idp(fleet, saml, store):
+    idp = saml.idps["idp1"]
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, session_index="SI-PX")
+    url, fields, _ = idp.logout_request_post(md, "alice", session_index="SI-PX")
+    xml = base64.b64decode(fields["SAMLRequest"]).decode()
+    tampered = dict(fields, SAMLRequest=base64.b64encode(
+        xml.replace(">alice<", ">bob<").encode()).decode())
+    assert tampered != fields
+    cases = [
+        (tampered, "signature"),
+        (idp.logout_request_post(md, "alice", session_index="SI-PX", sign=False)[1],
+         "signature"),
+        (saml.idps["rogue"].logout_request_post(md, "alice", session_index="SI-PX")[1],
+         "signature"),
+        (saml.idps["unknown"].logout_request_post(md, "alice", session_index="SI-PX")[1],
+         "issuer"),
+        (dict(fields, SAMLRequest="%%% not base64"), "binding"),
+    ]
+    for bad, check in cases:
+        before = fleet.count_in_logs("check=%s:" % check)
+        r = post_form(url, bad, fleet.public)
+        assert r.status_code == 400, (check, r.status_code)
+        assert fleet.count_in_logs("check=%s:" % check) == before + 1, check
+    # a message in the query beside the form, and a form that is not one
+    both = fleet.public + httpd_fleet.ENDPOINT + "/slo?SAMLRequest=x"
+    assert post_form(both, fields, fleet.public).status_code == 400
+    import requests
+    r = requests.post(fleet.public + httpd_fleet.ENDPOINT + "/slo",
+                      data=fields["SAMLRequest"], timeout=30,
+                      headers={"Content-Type": "text/plain"})
+    assert r.status_code == 400
+    assert fleet.count_in_logs("RSP01035") == len(cases) + 2
+    assert signed_in_everywhere(fleet, cookie, "alice")
+
+
+def test_logout_over_http_post_to_an_idp_without_redirect(fleet, saml, store, workdir):
+    """An IdP whose only SingleLogoutService is HTTP-POST: its LogoutRequest
+    is answered by a page whose form posts the signed LogoutResponse to it;
+    and our own LogoutResponse from an IdP over HTTP-POST leads back."""
+    idp2 = saml.idps["idp2"]
+    md_post = idp2.metadata.replace(
+        "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" Location=\"%s"
+        % idp2.slo_url,
+        "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST\" Location=\"%s"
+        % idp2.slo_url)
+    assert md_post != idp2.metadata
+    path = os.path.join(workdir, "idp2-post-slo.xml")
+    with open(path, "w") as f:
+        f.write(md_post)
+    fleet.restart_replicas(sp=dict(fleet.sp, idp_metadata=[
+        saml.idps["idp1"].metadata_path, path]))
+    md = sp_metadata(fleet)
+    cookie = sign_in(fleet, saml, idp="idp2", session_index="SI-2")
+    url, fields, rid = idp2.logout_request_post(md, "alice", session_index="SI-2",
+                                                relay_state="rs-2")
+    r = post_form(url, fields, fleet.replicas[1].base_url)
+    assert r.status_code == 200, (r.status_code, r.text[:300])
+    assert r.headers["Content-Type"].startswith("text/html")
+    assert r.headers.get("Cache-Control") == "no-store"
+    action, answer = auto_post(r.text)
+    assert action == idp2.slo_url
+    assert answer["RelayState"] == "rs-2"
+    info = idp2.process_logout_response_post(md, answer["SAMLResponse"])
+    assert info["in_response_to"] == rid
+    assert info["status"] == saml.testidp.STATUS_SUCCESS
+    assert info["destination"] == idp2.slo_url
+    assert refused_everywhere(fleet, saml, cookie)
+    assert fleet.count_in_logs("binding=post answer=post") == 1
+    # a forged answer (its signature broken) would not verify at the IdP
+    forged = base64.b64encode(base64.b64decode(answer["SAMLResponse"]).replace(
+        b"urn:oasis:names:tc:SAML:2.0:status:Success",
+        b"urn:oasis:names:tc:SAML:2.0:status:Requester")).decode()
+    with pytest.raises(saml.testidp.SignatureError):
+        idp2.process_logout_response_post(md, forged)
+
+
+@pytest.mark.expect_log("RSP01004")
+def test_sp_initiated_logout_answered_over_http_post(fleet, saml, store):
+    """The IdP answers our LogoutRequest with a LogoutResponse over
+    HTTP-POST (signed inside): it leads back to ReturnTo, once."""
+    idp = saml.idps["idp1"]
+    cookie = sign_in(fleet, saml, session_index="SI-AP")
+    r = get(fleet.public + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fdone-post",
+            cookie=cookie)
+    assert r.status_code == 302
+    url, fields, info = idp.answer_logout_request_post(sp_metadata(fleet),
+                                                       r.headers["Location"])
+    assert info["name_id"] == "alice"
+    done = post_form(url, fields, fleet.replicas[2].base_url)
+    assert done.status_code == 302, done.text[:300]
+    assert done.headers["Location"] == "/done-post"
+    again = post_form(url, fields, fleet.replicas[0].base_url)
+    assert again.status_code == 400
+    assert fleet.count_in_logs("check=request-used") == 1
 
 
 @pytest.mark.expect_log("RSP01035")

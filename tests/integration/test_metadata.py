@@ -5,7 +5,7 @@
   validators (saml_schema.py: python3-xmlschema and xmllint --nonet), on
   every replica and through the balancer.
 * It says what the SP is: the configured entityID, an HTTP-POST ACS and an
-  HTTP-Redirect SingleLogoutService at the public URLs (ServerName +
+  HTTP-Redirect and HTTP-POST SingleLogoutService at the public URLs (ServerName +
   UseCanonicalName + endpoint path), the configured certificate in its
   signing KeyDescriptor; served as application/samlmetadata+xml.
 * Negative controls: the same document, broken in one way at a time, is
@@ -106,7 +106,8 @@ def check_sp_metadata(xml_bytes, entity_id, public_base, cert_file,
     assert [(a.get("Binding"), a.get("Location")) for a in acs] == \
         [(HTTP_POST, public_base + "/acs")], [a.attrib for a in acs]
     slo = [(s.get("Binding"), s.get("Location")) for s in sp.findall(MD + "SingleLogoutService")]
-    assert (HTTP_REDIRECT, public_base + "/slo") in slo, slo
+    assert slo == [(HTTP_REDIRECT, public_base + "/slo"),
+                   (HTTP_POST, public_base + "/slo")], slo
     der = cert_der(cert_file)
     kds = sp.findall(MD + "KeyDescriptor")
     signing = [k for k in kds if k.get("use") in (None, "signing")]

@@ -342,6 +342,29 @@ def logout_requests(out, idp, rogue, cert):
             tidp.sp_metadata(SP, ACS, cert, slo_url=SLO, enc_cert_path=cert), "alice", session_index="_s1", relay_state="/bye",
             encrypt_name_id=True, qualifiers={"NameQualifier": idp.entity_id})[0]),
     }
+    # HTTP-POST: the SAMLRequest form value (the RelayState is the test's)
+    md_post = tidp.sp_metadata(SP, ACS, cert, slo_url=SLO, enc_cert_path=cert).replace(
+        "<md:AssertionConsumerService",
+                         '<md:SingleLogoutService Binding="%s" Location="%s"/>\n'
+                         "    <md:AssertionConsumerService"
+                         % (tidp.BINDING_POST, SLO), 1)
+    def post(who=idp, **kw):
+        return who.logout_request_post(md_post, "alice", session_index="_s1",
+                                       relay_state="/bye", **kw)[1]["SAMLRequest"]
+    good = post()
+    xml = base64.b64decode(good).decode()
+    q.update({
+        "post-good": good,
+        "post-good-encrypted": post(encrypt_name_id=True, qualifiers={
+            "NameQualifier": idp.entity_id}),
+        "post-tampered": base64.b64encode(
+            xml.replace(">alice<", ">bob<").encode()).decode(),
+        "post-unsigned": post(sign=False),
+        "post-another-key": post(rogue),
+        "post-not-base64": "%%% not base64 %%%",
+        "post-not-logout-request": base64.b64encode(
+            xml.replace("LogoutRequest", "AuthnRequest").encode()).decode(),
+    })
     for name, query in q.items():
         with open(os.path.join(out, "logout", name + ".txt"), "w") as f:
             f.write(query)

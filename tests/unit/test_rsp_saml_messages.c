@@ -2,7 +2,8 @@
  * signed (make_saml_cases.py, group logout: rsp_unit_saml.c): the IdP's
  * LogoutRequests (HTTP-Redirect, signature checked by the module itself:
  * RSA-SHA256 and -SHA512 taken, a NameID with qualifiers and an
- * EncryptedID taken and answered, RSA-SHA1 (not allowed here), tampered,
+ * EncryptedID taken and answered, over HTTP-POST too (the message's own
+ * signature), RSA-SHA1 (not allowed here), tampered,
  * unsigned, another key, no SAMLRequest and too many attributes refused
  * with their exact check= names), our signed answers to them, and our
  * AuthnRequests. */
@@ -28,6 +29,14 @@ static const logout_case_t logout_cases[] = {
     {"another-key", "signature"},
     {"no-saml-request", "binding"},
     {"many-attributes", "xml"},     /* before its signature is looked at */
+    /* HTTP-POST: the message's own signature */
+    {"post-good", NULL},
+    {"post-good-encrypted", NULL},
+    {"post-tampered", "signature"},
+    {"post-unsigned", "signature"},
+    {"post-another-key", "signature"},
+    {"post-not-base64", "binding"},
+    {"post-not-logout-request", "xml"},
 };
 #define NLOGOUT ((int)(sizeof(logout_cases) / sizeof(logout_cases[0])))
 
@@ -43,12 +52,20 @@ START_TEST(test_logout_request)
     rsp_logout_request_t req;
     rsp_slo_t *slo = NULL;
     const char *check = NULL, *detail = NULL, *url = NULL, *err = NULL;
+    const char *form = NULL;
+    rsp_saml_in_t in = {NULL, NULL, NULL};
     apr_status_t rv;
 
     memset(&req, 0, sizeof(req));
-    rv = rsp_saml_logout_request_in(&slo, pool, saml_server, &saml_sp,
-                                    read_logout(pool, c->name), &req, &check,
-                                    &detail);
+    if (!strncmp(c->name, "post-", 5)) {
+        in.message = read_logout(pool, c->name);
+        in.relay = "/bye";
+    }
+    else {
+        in.query = read_logout(pool, c->name);
+    }
+    rv = rsp_saml_logout_request_in(&slo, pool, saml_server, &saml_sp, &in,
+                                    &req, &check, &detail);
     if (!c->check) {
         ck_assert_msg(rv == APR_SUCCESS, "%s: refused, check=%s: %s", c->name,
                       check ? check : "?", detail ? detail : "?");
@@ -59,8 +76,10 @@ START_TEST(test_logout_request)
                          "_s1");
         ck_assert_ptr_null(req.weak_signature);
         /* the answer: a signed LogoutResponse back to the IdP */
-        ck_assert_msg(rsp_saml_logout_answer(slo, pool, &req, &url, &err)
+        ck_assert_msg(rsp_saml_logout_answer(slo, pool, &req, &url, &form,
+                                             &err)
                       == APR_SUCCESS, "answer: %s", err ? err : "?");
+        ck_assert_ptr_null(form);
         ck_assert_ptr_nonnull(strstr(url, "SAMLResponse="));
         ck_assert_ptr_nonnull(strstr(url, "&Signature="));
         ck_assert_ptr_nonnull(strstr(url, "RelayState=%2Fbye"));

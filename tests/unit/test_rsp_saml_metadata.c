@@ -13,7 +13,10 @@ START_TEST(test_metadata)
 
     ck_assert_ptr_nonnull(strstr(md, "entityID=\"" SP_ENTITY "\""));
     ck_assert_ptr_nonnull(strstr(md, "Location=\"" SP_ENTITY "/acs\""));
-    ck_assert_ptr_nonnull(strstr(md, "Location=\"" SP_ENTITY "/slo\""));
+    ck_assert_ptr_nonnull(strstr(md, "bindings:HTTP-Redirect\" Location=\""
+                                     SP_ENTITY "/slo\""));
+    ck_assert_ptr_nonnull(strstr(md, "bindings:HTTP-POST\" Location=\""
+                                     SP_ENTITY "/slo\""));
     ck_assert_ptr_nonnull(strstr(md, "WantAssertionsSigned=\"true\""));
     ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"signing\">"));
     ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"encryption\">"));
