@@ -1325,18 +1325,8 @@ class TestIdP:
         query signature is also verified on its own beforehand."""
         sp, query, params, root = self._incoming(
             sp_metadata_xml, url_or_query, "SAMLResponse", "LogoutResponse")
-        with _LASSO_LOCK:
-            server = self._slo_server(sp_metadata_xml)
-            self._verify_query(server, sp["entity_id"], query)
-            logout = lasso.Logout(server)
-            logout.setSignatureVerifyHint(lasso.PROFILE_SIGNATURE_VERIFY_HINT_FORCE)
-            err = None
-            try:
-                logout.processResponseMsg(query)
-            except lasso.Error as exc:
-                err = exc
-            sig = _lasso_signature_status(logout)
-            parsed = isinstance(logout.response, lasso.Samlp2StatusResponse)
+        sig, parsed, err = self._lasso_logout_response(sp_metadata_xml, query,
+                                                       sp["entity_id"])
         if sig != 0:
             raise SignatureError("LogoutResponse signature refused by Lasso: %s"
                                  % _lasso_error_text(sig))
@@ -1457,6 +1447,24 @@ class TestIdP:
             fields["RelayState"] = params["RelayState"]
         return url.split("?", 1)[0], fields, info
 
+    def _lasso_logout_response(self, sp_metadata_xml, msg, query_from=None):
+        """(signature status, parsed, Lasso's error or None) of Lasso's
+        Logout.processResponseMsg on msg (a query, or a POST form value);
+        query_from: the SP whose query signature is verified first."""
+        with _LASSO_LOCK:
+            server = self._slo_server(sp_metadata_xml)
+            if query_from:
+                self._verify_query(server, query_from, msg)
+            logout = lasso.Logout(server)
+            logout.setSignatureVerifyHint(lasso.PROFILE_SIGNATURE_VERIFY_HINT_FORCE)
+            err = None
+            try:
+                logout.processResponseMsg(msg)
+            except lasso.Error as exc:
+                err = exc
+            return (_lasso_signature_status(logout),
+                    isinstance(logout.response, lasso.Samlp2StatusResponse), err)
+
     def process_logout_response_post(self, sp_metadata_xml, saml_response):
         """Check an SP's HTTP-POST LogoutResponse (the SAMLResponse form
         value): its enveloped signature verified by Lasso with the SP's
@@ -1464,16 +1472,7 @@ class TestIdP:
         "status", "issuer", "destination"}."""
         sp = parse_sp_metadata(sp_metadata_xml)
         root = ET.fromstring(base64.b64decode(saml_response))
-        with _LASSO_LOCK:
-            server = self._slo_server(sp_metadata_xml)
-            logout = lasso.Logout(server)
-            logout.setSignatureVerifyHint(lasso.PROFILE_SIGNATURE_VERIFY_HINT_FORCE)
-            err = None
-            try:
-                logout.processResponseMsg(saml_response)
-            except lasso.Error as exc:
-                err = exc
-            sig = _lasso_signature_status(logout)
+        sig, _, err = self._lasso_logout_response(sp_metadata_xml, saml_response)
         if sig != 0 or root.find("{%s}Signature" % DS_NS) is None:
             raise SignatureError("LogoutResponse signature refused by Lasso: %s"
                                  % _lasso_error_text(sig))
