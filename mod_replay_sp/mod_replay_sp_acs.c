@@ -187,7 +187,9 @@ static int acs_render(request_rec *r, rsp_dir_cfg_t *dc, const rsp_assertion_t *
                   "sign-in accepted: issuer=%s assertion=%s user=%s client=%s "
                   "replica=%s claim-ttl-ms=%" APR_INT64_T_FMT
                   " session-lifetime=%" APR_INT64_T_FMT "s", a->issuer, h,
-                  a->name_id, r->useragent_ip, replica, a->ttl_ms,
+                  a->name_id ? a->name_id
+                             : rsp_attribute(a->attributes, dc->user_attribute),
+                  r->useragent_ip, replica, a->ttl_ms,
                   lifetime_ms / 1000);
     apr_table_setn(r->headers_out, "Location", res->target);
     return HTTP_SEE_OTHER;

@@ -92,8 +92,11 @@ int rsp_check_authn(request_rec *r)
         }
         r->user = apr_pstrdup(r->pool, u);
     }
-    else {
+    else if (sess->name_id) {
         r->user = apr_pstrdup(r->pool, sess->name_id);
+    }
+    else {
+        return no_session(r, dc); /* named by an attribute no longer set */
     }
     r->ap_auth_type = AUTH_TYPE;
     export_env(r, dc, sess);
@@ -126,7 +129,10 @@ static void export_env(request_rec *r, const rsp_dir_cfg_t *dc,
     apr_hash_t *count = apr_hash_make(r->pool);
     int i;
 
-    apr_table_set(e, apr_pstrcat(r->pool, prefix, "NAME_ID", NULL), sess->name_id);
+    if (sess->name_id) {
+        apr_table_set(e, apr_pstrcat(r->pool, prefix, "NAME_ID", NULL),
+                      sess->name_id);
+    }
     apr_table_set(e, apr_pstrcat(r->pool, prefix, "IDP", NULL), sess->issuer);
     if (sess->session_index) {
         apr_table_set(e, apr_pstrcat(r->pool, prefix, "SESSION_INDEX", NULL),

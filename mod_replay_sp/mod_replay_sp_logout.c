@@ -133,7 +133,9 @@ static const char *start_slo(request_rec *r, rsp_dir_cfg_t *dc,
         err = "no Lasso server available";
     }
     else {
-        if (rsp_saml_idp_slo_url(r->pool, server, sess->issuer)) {
+        /* A LogoutRequest names the NameID: none without one. */
+        if (sess->name_id
+            && rsp_saml_idp_slo_url(r->pool, server, sess->issuer)) {
             who.idp = sess->issuer;
             who.name_id = sess->name_id;
             who.name_id_format = sess->name_id_format;
@@ -199,7 +201,8 @@ int rsp_logout_handler(request_rec *r, rsp_dir_cfg_t *dc)
         }
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01033)
                       "signed out: issuer=%s user=%s client=%s replica=%s "
-                      "slo=%s", sess->issuer, sess->name_id, r->useragent_ip,
+                      "slo=%s", sess->issuer,
+                      sess->name_id ? sess->name_id : "-", r->useragent_ip,
                       rsp_replica(r), slo);
     }
     apr_table_setn(r->headers_out, "Location", to);

@@ -51,6 +51,7 @@ int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
     cp->now = apr_time_now();
     cp->skew_s = rsp_cfg_skew(dc);
     cp->max_window_s = rsp_cfg_max_window(dc);
+    cp->user_attribute = dc->user_attribute;
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }

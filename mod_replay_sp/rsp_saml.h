@@ -105,6 +105,8 @@ typedef struct {
     apr_time_t now;
     apr_int64_t skew_s;
     apr_int64_t max_window_s;
+    const char *user_attribute; /* names the user where the Subject has no
+                                 * NameID; NULL: a NameID is required */
 } rsp_check_params_t;
 
 /* What a validated assertion yields. All strings come from the Lasso
@@ -112,7 +114,7 @@ typedef struct {
 typedef struct {
     const char *issuer;
     const char *id;
-    const char *name_id;
+    const char *name_id;                /* NULL: none (user_attribute) */
     const char *name_id_format;
     const char *session_index;
     const char *in_response_to;         /* NULL: unsolicited */

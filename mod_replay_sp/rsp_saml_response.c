@@ -288,9 +288,17 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
                sresp->Destination, cp->acs_url);
     }
     subj = a->Subject;
-    if (!subj || !subj->NameID || !subj->NameID->content
-        || !*subj->NameID->content) {
-        REFUSE("subject", "no NameID in the Subject");
+    if (!subj) {
+        REFUSE("subject", "no Subject in the assertion");
+    }
+    /* AD FS without a NameID rule sends none: the user is then named by
+     * ReplaySPUserAttribute (that the attribute is there is the ACS's
+     * check, user-attribute). */
+    if ((!subj->NameID || !subj->NameID->content || !*subj->NameID->content)
+        && (!cp->user_attribute || subj->NameID)) {
+        REFUSE("subject", "%s in the Subject%s", subj->NameID
+               ? "an empty NameID" : "no NameID", subj->NameID ? ""
+               : ", and no ReplaySPUserAttribute to name the user by");
     }
     sc = subj->SubjectConfirmation;
     if (!sc || !sc->Method
@@ -355,9 +363,11 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         ? apr_pstrdup(p, sresp->InResponseTo)
         : scd->InResponseTo ? apr_pstrdup(p, scd->InResponseTo) : NULL;
     res->id = apr_pstrdup(p, a->ID);
-    res->name_id = apr_pstrdup(p, subj->NameID->content);
-    res->name_id_format = subj->NameID->Format
-        ? apr_pstrdup(p, subj->NameID->Format) : NULL;
+    if (subj->NameID) {
+        res->name_id = apr_pstrdup(p, subj->NameID->content);
+        res->name_id_format = subj->NameID->Format
+            ? apr_pstrdup(p, subj->NameID->Format) : NULL;
+    }
     res->attributes = attributes_of(p, a);
     for (it = a->AuthnStatement; it; it = it->next) {
         LassoSaml2AuthnStatement *as = it->data;

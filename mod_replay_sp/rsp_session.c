@@ -140,7 +140,7 @@ apr_status_t rsp_session_decode(rsp_session_t **out, apr_pool_t *p,
         }
     }
     if (pending || !version || strcmp(version, "1") != 0 || !s->sp || !*s->sp
-        || !s->issuer || !*s->issuer || !s->name_id || !*s->name_id
+        || !s->issuer || !*s->issuer || (s->name_id && !*s->name_id)
         || !parse_time_field(ct, &s->created)
         || !parse_time_field(exp, &s->expires)) {
         return APR_EINVAL;

@@ -169,6 +169,7 @@ static void session_stored(rsp_signin_result_t *res, apr_pool_t *p,
     rsp_write_t writes[4];
     rsp_session_t sess;
     apr_status_t rv;
+    int nidx;
 
     memset(&sess, 0, sizeof(sess));
     sess.sp = in->sp;
@@ -186,10 +187,12 @@ static void session_stored(rsp_signin_result_t *res, apr_pool_t *p,
      * written after a failed index write is named by no cookie: it is
      * never used, and expires. */
     memset(writes, 0, sizeof(writes));
-    rsp_logout_index_writes(p, in->prefix, a->issuer, a->name_id,
-                            a->session_index, rsp_session_hash(p, res->sid),
-                            in->index_ttl_ms, writes);
-    writes[0].home_key = writes[1].home_key = c->key;
+    if (a->name_id) {
+        rsp_logout_index_writes(p, in->prefix, a->issuer, a->name_id,
+                                a->session_index, rsp_session_hash(p, res->sid),
+                                in->index_ttl_ms, writes);
+        writes[0].home_key = writes[1].home_key = c->key;
+    }
     writes[2].kind = RSP_WRITE_PUT;
     writes[2].key = skey;
     writes[2].value = rsp_session_encode(p, &sess);
@@ -204,8 +207,12 @@ static void session_stored(rsp_signin_result_t *res, apr_pool_t *p,
     writes[3].expect = c->value;
     writes[3].token = c->token;
     writes[3].value = c->done_value;
-    rv = rsp_store_write_many(in->st, p, writes,
-                              res->won && !c->taken_over ? 4 : 3, &err);
+    /* Without a NameID (the user named by an attribute) no logout index:
+     * an IdP's LogoutRequest always names a NameID. */
+    nidx = a->name_id ? 0 : 2;
+    rv = rsp_store_write_many(in->st, p, writes + nidx,
+                              (res->won && !c->taken_over ? 4 : 3) - nidx,
+                              &err);
     if (rv == APR_SUCCESS && res->failed_open) {
         /* Failed open: the claim may have been written after all (a
          * timeout whose command ran, a write the replicas did not

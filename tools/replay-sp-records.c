@@ -116,7 +116,8 @@ int cmd_lookup(tool_t *t)
     }
     else if (sess) {
         printf("  session: %s, live: the sign-in completed; user %s, until %s\n",
-               rsp_short_hash(t->p, c.session_hash), sess->name_id,
+               rsp_short_hash(t->p, c.session_hash),
+               sess->name_id ? sess->name_id : "(no NameID)",
                tool_time(t->p, sess->expires));
     }
     else {

@@ -1640,11 +1640,12 @@ class TestIdP:
         a.issuer = self._issuer(issuer)
 
         subject = lasso.Saml2Subject()
-        nid = lasso.Saml2NameID()
-        nid.content = name_id
-        if name_id_format:
-            nid.format = name_id_format
-        subject.nameId = nid
+        if name_id is not None:       # None: no NameID (AD FS without a rule)
+            nid = lasso.Saml2NameID()
+            nid.content = name_id
+            if name_id_format:
+                nid.format = name_id_format
+            subject.nameId = nid
         sc = lasso.Saml2SubjectConfirmation()
         sc.method = confirmation_method
         scd = lasso.Saml2SubjectConfirmationData()

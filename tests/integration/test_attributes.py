@@ -92,6 +92,55 @@ def test_remote_user_from_a_chosen_attribute(workdir, module_so, redis, sp_confi
         h.stop()
 
 
+@pytest.mark.expect_log("check_refused", "replay_refused")
+def test_a_user_without_a_name_id(workdir, module_so, redis, sp_config, idps):
+    """AD FS without a NameID rule sends none: with ReplaySPUserAttribute the
+    attribute names the user (the session works, once; logout is local: a
+    LogoutRequest would have no NameID to name); without the attribute, or
+    without the directive, the response is refused with its check=."""
+    idp = idps["idp1"]
+    h = instance(workdir, module_so, redis, sp_config, "nonameid",
+                 location_extra="ReplaySPUserAttribute upn")
+    plain = instance(workdir, module_so, redis, sp_config, "nonameid-plain")
+    h.start()
+    plain.start()
+    try:
+        acs = h.base_url + httpd_fleet.ENDPOINT + "/acs"
+        b64 = idp.mint(sp_config["entity_id"], acs, name_id=None,
+                       attributes={"upn": ["alice@example.org"]})
+        r = post_acs(acs, b64)
+        assert r.status_code == 303, r.text[:300]
+        cookie, _ = session_cookie(r)
+        e = get(h.base_url + "/env", cookie=cookie)
+        assert e.status_code == 200
+        assert e.headers["X-RSP-User"] == "alice@example.org"
+        assert e.headers.get("X-NameID", "") == ""
+        assert any("sign-in accepted" in l and "user=alice@example.org" in l
+                   for l in h.new_log_lines())
+        assert post_acs(acs, b64).status_code == 403        # once
+        out = get(h.base_url + httpd_fleet.ENDPOINT + "/logout?ReturnTo=%2Fbye",
+                  cookie=cookie)
+        assert out.status_code == 302 and out.headers["Location"] == "/bye"
+        assert any("signed out" in l and "user=-" in l and "slo=none" in l
+                   for l in h.new_log_lines())
+        assert get(h.base_url + "/env", cookie=cookie).status_code == 302
+        # neither a NameID nor the attribute
+        r = post_acs(acs, idp.mint(sp_config["entity_id"], acs, name_id=None,
+                                   attributes={"mail": ["alice@example.org"]}))
+        assert r.status_code == 400 and session_cookie(r)[0] is None
+        assert any("check=user-attribute" in l for l in h.new_log_lines())
+        # no ReplaySPUserAttribute: a NameID is required
+        acs2 = plain.base_url + httpd_fleet.ENDPOINT + "/acs"
+        r = post_acs(acs2, idp.mint(sp_config["entity_id"], acs2, name_id=None,
+                                    attributes={"upn": ["alice@example.org"]}))
+        assert r.status_code == 400 and session_cookie(r)[0] is None
+        assert any("check=subject" in l and "no NameID" in l
+                   for l in plain.new_log_lines())
+    finally:
+        h.stop()
+        plain.stop()
+
+
 def test_require_attribute_needs_a_name_and_a_value(workdir, module_so, redis, sp_config):
     h = Httpd(os.path.join(workdir, "badrequire"), "badrequire",
               modules=[("replay_sp_module", module_so)])

@@ -270,6 +270,11 @@ def response_cases(idp, rogue, dtd_port):
                             not_on_or_after_offset=-600, scd_not_on_or_after_offset=-600)
     cases["window-too-long"] = mint(not_on_or_after_offset=7200,
                                     scd_not_on_or_after_offset=7200)
+    # AD FS without a NameID rule: the user only in an attribute
+    cases["no-name-id"] = mint(name_id=None, attributes={
+        "upn": ["alice@example.org"]})
+    cases["empty-name-id"] = mint(name_id="", attributes={
+        "upn": ["alice@example.org"]})
     # Any Response: libxml2 2.9 checks an element's attributes pairwise;
     # the depth, on an element outside the signed assertion (Extensions)
     many = " ".join('a%d=""' % i for i in range(DECRYPTED_MAX_ATTRIBUTES + 1))

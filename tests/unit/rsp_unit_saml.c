@@ -64,6 +64,15 @@ int rsp_unit_saml_fetched(void)
 apr_status_t rsp_unit_saml_process(const char *b64, rsp_assertion_t **a,
                                    const char **check, const char **detail)
 {
+    return rsp_unit_saml_process_user(b64, NULL, a, check, detail);
+}
+
+apr_status_t rsp_unit_saml_process_user(const char *b64,
+                                        const char *user_attribute,
+                                        rsp_assertion_t **a,
+                                        const char **check,
+                                        const char **detail)
+{
     rsp_check_params_t cp;
 
     memset(&cp, 0, sizeof(cp));
@@ -73,6 +82,7 @@ apr_status_t rsp_unit_saml_process(const char *b64, rsp_assertion_t **a,
     cp.now = apr_time_now();
     cp.skew_s = 180;
     cp.max_window_s = 3600;
+    cp.user_attribute = user_attribute;
     *a = NULL;
     *check = *detail = NULL;
     return rsp_saml_process_response(a, pool, saml_server, b64, &cp, check,

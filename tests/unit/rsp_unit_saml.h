@@ -37,9 +37,16 @@ const char *rsp_unit_saml_case(apr_pool_t *p, const char *name);
 int rsp_unit_saml_fetched(void);
 
 /* rsp_saml_process_response on b64 for SP_ENTITY at ACS_URL, now, skew
- * 180 s, window up to an hour; *a, *check, *detail cleared first. */
+ * 180 s, window up to an hour, no ReplaySPUserAttribute; *a, *check,
+ * *detail cleared first. */
 apr_status_t rsp_unit_saml_process(const char *b64, rsp_assertion_t **a,
                                    const char **check, const char **detail);
+/* The same with ReplaySPUserAttribute user_attribute. */
+apr_status_t rsp_unit_saml_process_user(const char *b64,
+                                        const char *user_attribute,
+                                        rsp_assertion_t **a,
+                                        const char **check,
+                                        const char **detail);
 
 /* One Response fixture and its verdict. */
 typedef struct {

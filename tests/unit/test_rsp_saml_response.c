@@ -38,6 +38,9 @@ static const rsp_unit_saml_case_t cases[] = {
     {"wrong-destination", "destination", NULL},
     {"expired", "expired", NULL},
     {"window-too-long", "window-too-long", NULL},
+    /* no NameID, and no ReplaySPUserAttribute to name the user */
+    {"no-name-id", "subject", NULL},
+    {"empty-name-id", "subject", NULL},
     /* any Response, before it is parsed */
     {"response-many-attributes", "xml", NULL},
     {"response-deep-over", "xml-depth", NULL},
@@ -84,6 +87,34 @@ START_TEST(test_verdicts_are_stable)
 }
 END_TEST
 
+/* AD FS without a NameID rule: with ReplaySPUserAttribute the Subject
+ * may have no NameID (the attribute names the user; that it is there is
+ * the ACS's check); an empty NameID is refused either way. */
+START_TEST(test_user_without_name_id)
+{
+    rsp_assertion_t *a;
+    const char *check, *detail;
+
+    ck_assert_int_eq(rsp_unit_saml_process_user(
+                         rsp_unit_saml_case(pool, "no-name-id"), "upn", &a,
+                         &check, &detail), APR_SUCCESS);
+    ck_assert_ptr_null(a->name_id);
+    ck_assert_ptr_null(a->name_id_format);
+    ck_assert_int_eq(a->attributes->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(a->attributes, 0, rsp_attribute_t).value,
+                     "alice@example.org");
+    ck_assert_int_ne(rsp_unit_saml_process_user(
+                         rsp_unit_saml_case(pool, "empty-name-id"), "upn", &a,
+                         &check, &detail), APR_SUCCESS);
+    ck_assert_str_eq(check, "subject");
+    /* and a NameID is still taken as it comes */
+    ck_assert_int_eq(rsp_unit_saml_process_user(
+                         rsp_unit_saml_case(pool, "good-both-signed"), "upn",
+                         &a, &check, &detail), APR_SUCCESS);
+    ck_assert_str_eq(a->name_id, "alice");
+}
+END_TEST
+
 static Suite *response_suite(void)
 {
     Suite *s = suite_create("rsp_saml_response");
@@ -94,6 +125,7 @@ static Suite *response_suite(void)
     tcase_add_loop_test(tc, test_case, 0, NCASES);
     tcase_add_test(tc, test_external_dtd_never_fetched);
     tcase_add_test(tc, test_verdicts_are_stable);
+    tcase_add_test(tc, test_user_without_name_id);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -263,7 +263,6 @@ START_TEST(test_decode_missing_mandatory)
     expect_reject("sp=s&iss=i&nid=n&ct=1&exp=2");  /* v */
     expect_reject("v=1&iss=i&nid=n&ct=1&exp=2");   /* sp */
     expect_reject("v=1&sp=s&nid=n&ct=1&exp=2");    /* iss */
-    expect_reject("v=1&sp=s&iss=i&ct=1&exp=2");    /* nid */
     expect_reject("v=1&sp=s&iss=i&nid=n&exp=2");   /* ct */
     expect_reject("v=1&sp=s&iss=i&nid=n&ct=1");    /* exp */
     /* empty name_id */
@@ -274,6 +273,32 @@ START_TEST(test_decode_missing_mandatory)
         ck_assert_int_eq(decode_str(&s, "v=1&sp=s&iss=i&nid=n&ct=1&exp=2"),
                          APR_SUCCESS);
     }
+}
+END_TEST
+
+/* A user named by an attribute (ReplaySPUserAttribute), the IdP having
+ * sent no NameID: the session has none, and round-trips so. */
+START_TEST(test_session_without_name_id)
+{
+    rsp_session_t in, *out = NULL;
+    const char *enc;
+
+    memset(&in, 0, sizeof(in));
+    in.sp = "sp";
+    in.issuer = "idp";
+    in.created = 1;
+    in.expires = 2;
+    in.attributes = apr_array_make(pool, 1, sizeof(rsp_attribute_t));
+    ((rsp_attribute_t *)apr_array_push(in.attributes))->name = "upn";
+    APR_ARRAY_IDX(in.attributes, 0, rsp_attribute_t).value = "alice@example.org";
+    enc = rsp_session_encode(pool, &in);
+    ck_assert_ptr_null(strstr(enc, "nid="));
+    ck_assert_int_eq(decode_str(&out, enc), APR_SUCCESS);
+    ck_assert_ptr_null(out->name_id);
+    ck_assert_str_eq(out->issuer, "idp");
+    ck_assert_int_eq(out->attributes->nelts, 1);
+    ck_assert_int_eq(decode_str(&out, "v=1&sp=s&iss=i&ct=1&exp=2"), APR_SUCCESS);
+    ck_assert_ptr_null(out->name_id);
 }
 END_TEST
 
@@ -384,6 +409,7 @@ static Suite *session_suite(void)
     tc = tcase_create("reject");
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_decode_missing_mandatory);
+    tcase_add_test(tc, test_session_without_name_id);
     tcase_add_test(tc, test_decode_bad_version);
     tcase_add_test(tc, test_decode_bad_escapes);
     tcase_add_test(tc, test_decode_embedded_nul);

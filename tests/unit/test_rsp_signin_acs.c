@@ -430,6 +430,39 @@ START_TEST(test_unsolicited_accepted)
 }
 END_TEST
 
+/* AD FS without a NameID rule, the user named by an attribute: the
+ * session has no NameID and no logout index entries (an IdP's
+ * LogoutRequest always names a NameID); the claim completes as ever. */
+START_TEST(test_accepted_without_name_id)
+{
+    rsp_assertion_t *a = apr_pmemdup(pool, assertion("_no-nameid", NULL),
+                                     sizeof(rsp_assertion_t));
+    rsp_signin_acs_in_t in;
+    rsp_signin_result_t res;
+    rsp_session_t *s = NULL;
+    rsp_claim_rec_t rec;
+    const char *v;
+
+    a->name_id = NULL;
+    a->name_id_format = NULL;
+    input(&in, st, a);
+    run(&res, &in);
+    ck_assert_int_eq(res.outcome, RSP_SIGNIN_ACCEPTED);
+    ck_assert_str_eq(trace, "CW");
+    /* the claim and the session only */
+    ck_assert_int_eq(rsp_mem_store_size(st, -1), 2);
+    v = rsp_mem_store_peek(st, -1, rsp_session_key(pool, PREFIX, res.sid));
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(rsp_session_decode(&s, pool, v, strlen(v)), APR_SUCCESS);
+    ck_assert_ptr_null(s->name_id);
+    ck_assert_str_eq(APR_ARRAY_IDX(s->attributes, 0, rsp_attribute_t).value,
+                     "alice@example.org");
+    rec = decoded(rsp_mem_store_peek(st, -1, claim_key(a)));
+    ck_assert_int_eq(rec.open, 0);
+    ck_assert_str_eq(rec.session_hash, rsp_session_hash(pool, res.sid));
+}
+END_TEST
+
 START_TEST(test_solicited_accepted)
 {
     const rsp_assertion_t *a = assertion("_solicited-1", REQ_ID);
@@ -1661,6 +1694,7 @@ static Suite *signin_acs_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_unsolicited_accepted);
+    tcase_add_test(tc, test_accepted_without_name_id);
     tcase_add_test(tc, test_solicited_accepted);
     tcase_add_test(tc, test_solicited_accepted_unbound_or_twin);
     tcase_add_loop_test(tc, test_refused_before_claim, 0, BAD_COUNT);
