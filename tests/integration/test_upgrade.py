@@ -21,7 +21,7 @@ import httpd_fleet
 from http_client import get, post_acs, relay_of, session_cookie
 
 # main when the records were last checked across versions
-BASE = "c23f076"
+BASE = "7ccc9ed"
 
 # one memcached server is the two-server case's simpler half
 pytestmark = pytest.mark.backends("redis", "memcached2")
@@ -134,3 +134,27 @@ def test_logout_across_versions(mixed, saml, store):
         assert out.status_code in (302, 303), out.status_code
         g = get(first + PAGE, cookie=cookie)
         assert g.status_code == 302, (first, g.status_code)   # to the IdP again
+
+
+@pytest.mark.expect_log("check_refused", "RSP01001", "RSP01020")
+def test_a_session_without_name_id_fails_closed_on_the_base(fleet, base_module, saml, store):
+    """A user named by ReplaySPUserAttribute, the IdP having sent no NameID
+    (a session record without one, which BASE never wrote): BASE refuses
+    the response (no NameID) and reads the session as none (the browser
+    goes to the IdP again), never as another user; the new version signs
+    the user in, once, fleet-wide."""
+    fleet.restart_replicas(modules=[base_module, fleet.module, base_module],
+                           location_extra="ReplaySPUserAttribute upn")
+    old, new = fleet.replicas[0].base_url, fleet.replicas[1].base_url
+    m = saml.mint(name_id=None, attributes={"upn": ["alice@example.org"]})
+    r = post_acs(old, m.b64, relay_state=PAGE)
+    assert r.status_code == 400 and not store.exists(m.key)
+    r = post_acs(new, m.b64, relay_state=PAGE)
+    assert r.status_code == 303, r.text[:300]
+    cookie = session_cookie(r)[0]
+    g = get(new + PAGE, cookie=cookie)
+    assert g.status_code == 200 and g.headers["X-RSP-User"] == "alice@example.org"
+    assert get(old + PAGE, cookie=cookie).status_code == 302
+    assert fleet.count_in_logs("RSP01020") == 1      # read as no session
+    for base in (old, new):
+        assert post_acs(base, m.b64, relay_state=PAGE).status_code in (400, 403)
