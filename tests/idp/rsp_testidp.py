@@ -1011,7 +1011,7 @@ class TestIdP:
                  issuer=None, confirmation_method=BEARER, attributes=None,
                  assertions=1, response_id=None,
                  name_id_format=NAMEID_UNSPECIFIED, encrypt=None,
-                 signature_method="rsa-sha256"):
+                 signature_method="rsa-sha256", encrypt_name_id=None):
         """The Response XML (signed as asked), as a str.
 
         Offsets are seconds relative to ``now`` (epoch seconds, default
@@ -1029,6 +1029,10 @@ class TestIdP:
 
         ``signature_method``: "rsa-sha256" (RSA-SHA256, SHA-256 digests) or
         "rsa-sha1" (RSA-SHA1, SHA-1 digests), for every signature.
+
+        ``encrypt_name_id``: the SP's encryption certificate (PEM path): the
+        Subject carries an EncryptedID (Lasso's encryption: AES-128-CBC,
+        rsa-oaep-mgf1p) instead of the NameID.
         """
         if assertions not in (0, 1, 2):
             raise ValueError("assertions must be 0, 1 or 2")
@@ -1064,6 +1068,8 @@ class TestIdP:
                     assertion_id if i == 0 else random_id(),
                     issuer=issuer, issue_instant=issue_instant,
                     name_id=name_id, name_id_format=name_id_format,
+                    encrypt_name_id=encrypt_name_id and (
+                        sp_entity_id, acs_url, encrypt_name_id),
                     confirmation_method=confirmation_method,
                     recipient=recipient, in_response_to=in_response_to,
                     scd_not_before=t(scd_not_before_offset),
@@ -1630,6 +1636,7 @@ class TestIdP:
 
     def _assertion(self, aid, *, issuer, issue_instant, name_id,
                    name_id_format, confirmation_method, recipient,
+                   encrypt_name_id=None,
                    in_response_to, scd_not_before, scd_not_on_or_after,
                    not_before, not_on_or_after, audience, authn_instant,
                    session_index, session_not_on_or_after, attributes):
@@ -1645,7 +1652,14 @@ class TestIdP:
             nid.content = name_id
             if name_id_format:
                 nid.format = name_id_format
-            subject.nameId = nid
+            if encrypt_name_id:
+                sp_entity, sp_acs, cert = encrypt_name_id
+                sp = lasso.Provider.newFromBuffer(
+                    lasso.PROVIDER_ROLE_SP,
+                    sp_metadata(sp_entity, sp_acs, cert, enc_cert_path=cert))
+                subject.encryptedId = sp.saml2NodeEncrypt(nid)
+            else:
+                subject.nameId = nid
         sc = lasso.Saml2SubjectConfirmation()
         sc.method = confirmation_method
         scd = lasso.Saml2SubjectConfirmationData()
