@@ -22,11 +22,13 @@
 #include "mod_replay_sp_signin.h"
 #include "rsp_form.h"
 #include "rsp_path.h"
+#include "rsp_signin_guard.h"
 #include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
 
 #define GUARD_FILTER "REPLAY_SP_GUARD_BODY"
+#define GUARD_FINISH_FILTER "REPLAY_SP_GUARD_FINISH"
 
 typedef struct {
     apr_bucket_brigade *body; /* what was read, handed back once */
@@ -37,7 +39,8 @@ typedef struct {
     rsp_store_t *store;
     const char *key;
     const char *value;        /* the record the claim wrote */
-    apr_time_t expiry;
+    const char *hash;         /* the assertion's short hash, for logs */
+    int done;                 /* completed (or tried to) */
 } guard_won_t;
 
 /* Serve the saved body, then EOS; never read from the filters below (the
@@ -183,24 +186,78 @@ static int sp_cookie(request_rec *r, const char **name, const char **value)
 }
 
 /* After the SP has answered a response whose claim this request won:
- * record in the claim the SP's session cookie (by its hash) and where it
- * sent the browser, so that the same browser's re-post gets that answer
- * again rather than a 403. The claim's expiry stays what it was. */
-static int guard_record(request_rec *r)
+ * complete the claim (rsp_signin_guard_finish), recording the SP's
+ * session cookie (by its hash) and where it sent the browser, so that the
+ * same browser's re-post gets that answer again rather than a 403; or,
+ * when the SP answered a server error without a session, leave it to be
+ * re-driven by the user's retry. The claim's expiry stays what it was.
+ * status is the one the browser gets. */
+static void guard_finish(request_rec *r, guard_won_t *w, int status)
+{
+    const char *name = NULL, *value = NULL, *err = NULL;
+    int failed = 0, replaced = 0;
+
+    w->done = 1;
+    if (!sp_cookie(r, &name, &value)) {
+        name = value = NULL;
+    }
+    if (rsp_signin_guard_finish(w->store, r->pool, w->key, w->value, status,
+                                name, value,
+                                apr_table_get(r->headers_out, "Location"),
+                                &failed, &replaced, &err) != APR_SUCCESS) {
+        /* Not completed: a re-post gets 403, as a replay does (and the
+         * claim stays open: it expires with its window). */
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01050)
+                      "guard: cannot complete the claim after the SP "
+                      "answered %d: %s (assertion=%s replica=%s)",
+                      status, err, w->hash, rsp_replica(r));
+    }
+    else if (failed && replaced) {
+        /* notice: the SP (or mod_proxy) says why at its own level */
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01051)
+                      "guard: the SP answered %d without a session: the "
+                      "claim is left for a retry of the same response "
+                      "(assertion=%s client=%s replica=%s)", status,
+                      w->hash, r->useragent_ip, rsp_replica(r));
+    }
+}
+
+/* The SP's answer, as its headers are about to go out: the claim is
+ * completed before the browser can post again. */
+static apr_status_t guard_finish_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    guard_won_t *w = f->ctx;
+
+    if (!w->done) {
+        guard_finish(f->r, w, f->r->status);
+    }
+    ap_remove_output_filter(f);
+    return ap_pass_brigade(f->next, bb);
+}
+
+/* An error answer starts the response over without the content filters
+ * (ap_send_error_response): the finish filter goes back in. */
+static void guard_insert_error_filter(request_rec *r)
 {
     guard_won_t *w = ap_get_module_config(r->request_config, &replay_sp_module);
-    const char *name, *value, *target, *err = NULL;
 
-    if (!w || !sp_cookie(r, &name, &value)
-        || !(target = apr_table_get(r->headers_out, "Location"))) {
-        return DECLINED;
+    if (w && !w->done) {
+        ap_add_output_filter(GUARD_FINISH_FILTER, w, r, r->connection);
     }
-    if (rsp_signin_guard_record(w->store, r->pool, w->key, w->value, w->expiry,
-                                name, value, target, apr_time_now(), &err)
-        != APR_SUCCESS) {
-        /* Only the re-post convenience is lost: a re-post gets 403. */
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, "guard: cannot record the "
-                      "SP's answer in the claim: %s", err);
+}
+
+/* The answer went out some other way (an ErrorDocument's internal
+ * redirect): completed now, by the status the browser got. */
+static int guard_log_transaction(request_rec *r)
+{
+    guard_won_t *w = ap_get_module_config(r->request_config, &replay_sp_module);
+    const request_rec *last = r;
+
+    if (w && !w->done) {
+        while (last->next) {
+            last = last->next;
+        }
+        guard_finish(r, w, last->status);
     }
     return DECLINED;
 }
@@ -237,12 +294,24 @@ static int guard_render(request_rec *r, const rsp_assertion_t *a,
     if (res->failed_open) {
         return DECLINED; /* said so already (RSP01025) */
     }
+    if (res->claim.taken_over) {
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01044)
+                      "claim taken over: the SP behind the guard answered the "
+                      "post that won it at %s on replica %s with a server "
+                      "error and no session: issuer=%s assertion=%s "
+                      "client=%s replica=%s",
+                      rsp_format_time(r->pool, res->claim.taker.claimed),
+                      res->claim.taker.replica, a->issuer,
+                      res->claim.assertion_hash, r->useragent_ip,
+                      rsp_replica(r));
+    }
     w = apr_pcalloc(r->pool, sizeof(*w));
     w->store = sc->store;
     w->key = res->claim.key;
     w->value = res->claim.value;
-    w->expiry = res->claim.expiry;
+    w->hash = res->claim.assertion_hash;
     ap_set_module_config(r->request_config, &replay_sp_module, w);
+    ap_add_output_filter(GUARD_FINISH_FILTER, w, r, r->connection);
     ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01040)
                   "guard: claim won, response handed to the SP: issuer=%s "
                   "assertion=%s client=%s replica=%s claim-ttl=%"
@@ -396,7 +465,13 @@ void rsp_guard_register_hooks(apr_pool_t *p)
     ap_hook_post_read_request(guard_paths_check, NULL, NULL,
                               APR_HOOK_REALLY_FIRST);
     ap_hook_header_parser(guard_check, NULL, NULL, APR_HOOK_REALLY_FIRST);
-    ap_hook_log_transaction(guard_record, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_insert_error_filter(guard_insert_error_filter, NULL, NULL,
+                                APR_HOOK_MIDDLE);
+    ap_hook_log_transaction(guard_log_transaction, NULL, NULL, APR_HOOK_FIRST);
     ap_register_input_filter(GUARD_FILTER, guard_body_filter, NULL,
                              AP_FTYPE_RESOURCE);
+    /* After every content filter (mod_shib adds its Set-Cookie in one),
+     * before the headers go out. */
+    ap_register_output_filter(GUARD_FINISH_FILTER, guard_finish_filter, NULL,
+                              AP_FTYPE_PROTOCOL - 1);
 }

@@ -39,6 +39,7 @@ const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
         {"t", rsp_record_number(p, apr_time_sec(c->claimed))},
         {"s", c->session_hash},
         {"o", c->open ? "1" : NULL},
+        {"f", c->open && c->failed ? "1" : NULL},
         {"cn", cookie ? c->cookie_name : NULL},
         {"ch", cookie ? c->cookie_hash : NULL},
         {"l", c->target}
@@ -50,13 +51,13 @@ const char *rsp_claim_encode(apr_pool_t *p, const rsp_claim_rec_t *c)
 
 /* A field given twice or badly escaped reads as absent (as every reader
  * of these records has read it). */
-enum { F_V, F_T, F_O, F_R, F_S, F_CN, F_CH, F_L, F_N };
+enum { F_V, F_T, F_O, F_F, F_R, F_S, F_CN, F_CH, F_L, F_N };
 
 apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
                               const char *val)
 {
-    static const char *const names[F_N] = {"v", "t", "o", "r", "s", "cn", "ch",
-                                           "l"};
+    static const char *const names[F_N] = {"v", "t", "o", "f", "r", "s", "cn",
+                                           "ch", "l"};
     const char *f[F_N];
     char *end;
     apr_int64_t secs;
@@ -82,6 +83,10 @@ apr_status_t rsp_claim_decode(rsp_claim_rec_t *c, apr_pool_t *p,
         return APR_EINVAL;
     }
     c->open = f[F_O] != NULL;
+    if (f[F_F] && (strcmp(f[F_F], "1") != 0 || !c->open)) {
+        return APR_EINVAL;
+    }
+    c->failed = f[F_F] != NULL;
     if (!c->replica || !*c->replica
         || (c->session_hash && !rsp_is_hash(c->session_hash))
         || (!c->cookie_name != !c->cookie_hash)

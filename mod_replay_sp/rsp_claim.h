@@ -1,6 +1,6 @@
 /* The records of a claim and of a used request ID: who took it and when,
  * and, for a sign-in's claim, which session it made. Stored as
- * "v=1&r=REPLICA&t=SECONDS[&s=SESSION-HASH][&o=1][&cn=NAME&ch=HASH&l=URL]"
+ * "v=1&r=REPLICA&t=SECONDS[&s=SESSION-HASH][&o=1[&f=1]][&cn=NAME&ch=HASH&l=URL]"
  * (rsp_record.h, RSP_RECORD_FORM: values URL-encoded) under the claim key
  * (rsp_claim_key) or a request's use key; any replica (and the replay-sp
  * tool) reads what another wrote. The verdict of a claim is the store's
@@ -19,6 +19,10 @@ typedef struct {
     int open;                 /* o=1: written by an ACS whose sign-in has
                                * not completed (yet, or ever): the only
                                * claims a retry may take over */
+    int failed;               /* f=1 (open only): its sign-in ended without
+                               * a session (the SP behind the guard answered
+                               * a server error and set none): a retry may
+                               * take it over at once */
     /* guard: the session cookie the SP behind it set for the browser that
      * won (its name, and base64url SHA-256 of its value) and where the SP
      * sent that browser; NULL: not recorded */

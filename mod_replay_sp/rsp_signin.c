@@ -100,7 +100,8 @@ int rsp_signin_may_take_over(const rsp_claim_rec_t *rec, apr_time_t now,
                              apr_interval_time_t age)
 {
     /* claimed is in whole seconds, rounded down: one more */
-    return rec->open && now - age - apr_time_from_sec(1) > rec->claimed;
+    return rec->open
+        && (rec->failed || now - age - apr_time_from_sec(1) > rec->claimed);
 }
 
 void rsp_signin_takeover(rsp_claim_result_t *c, apr_pool_t *p, rsp_store_t *st,

@@ -74,9 +74,12 @@ const char *rsp_signin_repost_target(const rsp_claim_result_t *c,
                                      apr_pool_t *p, const char *cookie_value);
 
 /* Whether a claim held by rec may be taken over at now: only an open one
- * (its sign-in never completed) claimed longer than age ago, age being
- * longer than that sign-in can still take (its store operations are
- * bounded). */
+ * (its sign-in never completed) that is failed (its sign-in ended without
+ * a session) or was claimed longer than age ago, age being longer than
+ * that sign-in can still take (its store operations are bounded). With
+ * age RSP_SIGNIN_FAILED_ONLY, only a failed one (the guard: how long the
+ * SP behind it may take is not bounded here). */
+#define RSP_SIGNIN_FAILED_ONLY (APR_INT64_C(1) << 60)
 int rsp_signin_may_take_over(const rsp_claim_rec_t *rec, apr_time_t now,
                              apr_interval_time_t age);
 

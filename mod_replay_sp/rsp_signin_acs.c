@@ -13,8 +13,8 @@ apr_interval_time_t rsp_signin_takeover_age(const rsp_store_t *st)
     return 3 * st->timeout + apr_time_from_sec(1);
 }
 
-static void unavailable(rsp_signin_result_t *res, rsp_signin_failure_t f,
-                        const char *err)
+void rsp_signin_unavailable(rsp_signin_result_t *res, rsp_signin_failure_t f,
+                            const char *err)
 {
     res->outcome = RSP_SIGNIN_UNAVAILABLE;
     res->failure = f;
@@ -69,7 +69,7 @@ static int request_checked(rsp_signin_result_t *res, apr_pool_t *p,
 
     if (rsp_pending_read(in->st, p, in->prefix, RSP_PENDING_LOGIN,
                          a->in_response_to, &val, &err) != APR_SUCCESS) {
-        unavailable(res, RSP_FAILED_REQUEST_READ, err);
+        rsp_signin_unavailable(res, RSP_FAILED_REQUEST_READ, err);
         return 1;
     }
     memset(&ans, 0, sizeof(ans));
@@ -125,7 +125,7 @@ static int claimed(rsp_signin_result_t *res, apr_pool_t *p,
     }
     if (c->verdict == RSP_CLAIM_NO_VERDICT) {
         if (!in->fail_open) {
-            unavailable(res, c->unacked ? RSP_FAILED_UNACKED : RSP_FAILED_CLAIM,
+            rsp_signin_unavailable(res, c->unacked ? RSP_FAILED_UNACKED : RSP_FAILED_CLAIM,
                         c->error);
             return 1;
         }
@@ -233,11 +233,11 @@ static void session_stored(rsp_signin_result_t *res, apr_pool_t *p,
          * gone: that retry's sign-in is the one that counts. */
         int gone = 0;
         rsp_store_del_if_equal(in->st, p, skey, writes[2].value, &gone, &err);
-        unavailable(res, RSP_FAILED_ABANDONED, NULL);
+        rsp_signin_unavailable(res, RSP_FAILED_ABANDONED, NULL);
         return;
     }
     if (rv != APR_SUCCESS) {
-        unavailable(res, RSP_FAILED_SESSION, err);
+        rsp_signin_unavailable(res, RSP_FAILED_SESSION, err);
         if (res->won) {
             release(res, p, in);
         }
@@ -283,7 +283,7 @@ void rsp_signin_acs(rsp_signin_result_t *res, apr_pool_t *p,
                             a->in_response_to, in->replica, apr_time_now(),
                             in->request_lifetime_s, &used, &err)
             != APR_SUCCESS) {
-            unavailable(res, RSP_FAILED_REQUEST_USE, err);
+            rsp_signin_unavailable(res, RSP_FAILED_REQUEST_USE, err);
             return;
         }
         if (!used) {
@@ -295,60 +295,4 @@ void rsp_signin_acs(rsp_signin_result_t *res, apr_pool_t *p,
         res->target = pd->return_to;
     }
     session_stored(res, p, in);
-}
-
-void rsp_signin_guard(rsp_signin_result_t *res, apr_pool_t *p,
-                      const rsp_signin_guard_in_t *in)
-{
-    rsp_claim_result_t *c = &res->claim;
-    const char *val;
-
-    memset(res, 0, sizeof(*res));
-    rsp_signin_claim(c, p, in->st, in->prefix, in->a, in->replica, NULL,
-                     in->now, 0);
-    switch (c->verdict) {
-    case RSP_CLAIM_WON:
-        res->verdicts = res->won = 1;
-        res->outcome = RSP_SIGNIN_ACCEPTED;
-        return;
-    case RSP_CLAIM_TAKEN:
-        res->verdicts = 1;
-        val = c->taker_known && c->taker.cookie_name
-              ? in->cookie(in->baton, c->taker.cookie_name) : NULL;
-        res->target = rsp_signin_repost_target(c, p, val);
-        res->outcome = res->target ? RSP_SIGNIN_REPOST : RSP_SIGNIN_REPLAY;
-        return;
-    default:
-        break;
-    }
-    if (!in->fail_open) {
-        unavailable(res, c->unacked ? RSP_FAILED_UNACKED : RSP_FAILED_CLAIM,
-                    c->error);
-        return;
-    }
-    res->store_errors++;
-    res->failed_open = 1;
-    res->error = c->error;
-    res->outcome = RSP_SIGNIN_ACCEPTED;
-}
-
-apr_status_t rsp_signin_guard_record(rsp_store_t *st, apr_pool_t *p,
-                                     const char *key, const char *value,
-                                     apr_time_t expiry, const char *cookie_name,
-                                     const char *cookie_value,
-                                     const char *target, apr_time_t now,
-                                     const char **err)
-{
-    apr_int64_t ttl_ms = (expiry - now) / 1000;
-    rsp_claim_rec_t c;
-    const char *rec;
-
-    if (ttl_ms < 1000 || rsp_claim_decode(&c, p, value) != APR_SUCCESS) {
-        return APR_SUCCESS;
-    }
-    c.cookie_name = cookie_name;
-    c.cookie_hash = rsp_sha256_b64url(p, cookie_value, strlen(cookie_value));
-    c.target = target;
-    rec = rsp_claim_encode(p, &c);
-    return rsp_store_put(st, p, key, rec, strlen(rec), ttl_ms, err);
 }

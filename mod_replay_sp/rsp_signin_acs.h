@@ -88,37 +88,9 @@ apr_interval_time_t rsp_signin_takeover_age(const rsp_store_t *st);
 void rsp_signin_acs(rsp_signin_result_t *res, apr_pool_t *p,
                     const rsp_signin_acs_in_t *in);
 
-/* The guard's sign-in, in front of another SP: the claim, complete from
- * the start (the SP behind makes the session). ACCEPTED: won (hand the
- * request on; failed_open: without a claim); REPOST: the browser that won
- * it, by the SP's session cookie the claim records (cookie() gives the
- * request's value of a cookie by name, NULL: none), sent where the SP
- * sent it (target); REPLAY; UNAVAILABLE (RSP_FAILED_CLAIM, _UNACKED). */
-typedef struct {
-    rsp_store_t *st;
-    const char *prefix;
-    const rsp_assertion_t *a;
-    const char *replica;
-    apr_time_t now;
-    const char *(*cookie)(void *baton, const char *name);
-    void *baton;
-    int fail_open;
-} rsp_signin_guard_in_t;
-
-void rsp_signin_guard(rsp_signin_result_t *res, apr_pool_t *p,
-                      const rsp_signin_guard_in_t *in);
-
-/* After the SP answered a response whose claim (key, holding value, until
- * expiry) the guard won: record in it the SP's session cookie (name, and
- * value by its hash) and where the SP sent the browser (target), so that
- * the same browser's re-post gets that answer again. The claim's expiry
- * stays what it was; nothing is written when less than a second is left
- * or value is not a claim record. */
-apr_status_t rsp_signin_guard_record(rsp_store_t *st, apr_pool_t *p,
-                                     const char *key, const char *value,
-                                     apr_time_t expiry, const char *cookie_name,
-                                     const char *cookie_value,
-                                     const char *target, apr_time_t now,
-                                     const char **err);
+/* The result's store failure at step f (UNAVAILABLE), with the store's
+ * words (NULL: none given); counted in store_errors. */
+void rsp_signin_unavailable(rsp_signin_result_t *res, rsp_signin_failure_t f,
+                            const char *err);
 
 #endif

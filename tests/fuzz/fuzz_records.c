@@ -68,12 +68,13 @@ static void check_claim(apr_pool_t *p, const char *val)
     FUZZ_ASSERT(c.replica && *c.replica && c.claimed > 0);
     FUZZ_ASSERT(!c.session_hash || rsp_is_hash(c.session_hash));
     FUZZ_ASSERT(!c.cookie_name == !c.cookie_hash);
+    FUZZ_ASSERT(!c.failed || c.open); /* only an open claim is a failed one */
     /* The retry take-over reads the claim's time. */
     (void)rsp_signin_may_take_over(&c, now, apr_time_from_sec(30));
     enc = rsp_claim_encode(p, &c);
     FUZZ_ASSERT(rsp_claim_decode(&d, p, enc) == APR_SUCCESS);
     FUZZ_ASSERT(!strcmp(c.replica, d.replica) && c.claimed == d.claimed
-                && c.open == d.open);
+                && c.open == d.open && c.failed == d.failed);
     FUZZ_ASSERT(fuzz_str_eq(c.session_hash, d.session_hash));
     FUZZ_ASSERT(fuzz_str_eq(c.cookie_name, d.cookie_name));
     FUZZ_ASSERT(fuzz_str_eq(c.cookie_hash, d.cookie_hash));

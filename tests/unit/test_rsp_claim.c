@@ -194,6 +194,37 @@ START_TEST(test_claim_open)
 }
 END_TEST
 
+START_TEST(test_claim_failed)
+{
+    rsp_claim_rec_t in = {"r1", apr_time_from_sec(1764581000), NULL}, out;
+    const char *rec;
+
+    /* a guard's claim whose SP answered a server error: open and failed */
+    in.open = in.failed = 1;
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_ptr_nonnull(strstr(rec, "&o=1&f=1"));
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_int_eq(out.open, 1);
+    ck_assert_int_eq(out.failed, 1);
+    /* failed only ever with open: a completed claim says nothing of it */
+    in.open = 0;
+    rec = rsp_claim_encode(pool, &in);
+    ck_assert_ptr_null(strstr(rec, "f="));
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, rec), APR_SUCCESS);
+    ck_assert_int_eq(out.failed, 0);
+    /* refused: failed without open, another value */
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, "v=1&r=h&t=17&f=1"),
+                     APR_EINVAL);
+    ck_assert_int_eq(rsp_claim_decode(&out, pool, "v=1&r=h&t=17&o=1&f=2"),
+                     APR_EINVAL);
+    /* given twice: absent (not failed: taken over only by age, never) */
+    ck_assert_int_eq(rsp_claim_decode(&out, pool,
+                                      "v=1&r=h&t=17&o=1&f=1&f=1"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(out.failed, 0);
+}
+END_TEST
+
 START_TEST(test_claim_malformed)
 {
     static const char *const bad[] = {
@@ -231,6 +262,7 @@ static Suite *claim_suite(void)
     tcase_add_test(tc, test_claim_round_trip);
     tcase_add_test(tc, test_claim_malformed);
     tcase_add_test(tc, test_claim_open);
+    tcase_add_test(tc, test_claim_failed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -146,7 +146,7 @@ START_TEST(test_claim_won_guard)
     rsp_claim_result_t c;
     rsp_claim_rec_t rec;
 
-    /* the guard: no session, complete from the start */
+    /* no session, complete from the start (open 0) */
     rsp_signin_claim(&c, pool, st, PREFIX, a, "replica-g", NULL, NOW, 0);
     ck_assert_int_eq(c.verdict, RSP_CLAIM_WON);
     ck_assert_str_eq(c.value, c.done_value);
