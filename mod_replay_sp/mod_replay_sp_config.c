@@ -21,7 +21,7 @@ void *rsp_create_srv_cfg(apr_pool_t *p, server_rec *s)
     sc->monitor_interval = RSP_UNSET;
     sc->headroom_warn = RSP_UNSET;
     sc->sps = apr_array_make(p, 2, sizeof(rsp_sp_conf_t *));
-    sc->guard_paths = apr_array_make(p, 1, sizeof(const char *));
+    sc->guard_paths = apr_array_make(p, 1, sizeof(rsp_guard_path_t));
     return sc;
 }
 
@@ -501,43 +501,57 @@ static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
     }
 }
 
-/* ReplaySPGuard On: this section is another SP's assertion consumer; its
- * SP directives (ReplaySPEntityID, ReplaySPIdPMetadataFile,
+/* ReplaySPGuard On|Report: this section is another SP's assertion
+ * consumer; its SP directives (ReplaySPEntityID, ReplaySPIdPMetadataFile,
  * ReplaySPEncryptionKeyFile) describe that SP. Only in a <Location> with
  * a plain path: the guard also refuses every other spelling of that path
- * (rsp_path.h), which it can only do for a path it knows. */
-static const char *set_guard(cmd_parms *cmd, void *mconfig, int on)
+ * (rsp_path.h), which it can only do for a path it knows. Report: every
+ * check and claim as On, every request passed on. */
+static const char *set_guard(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rsp_dir_cfg_t *dc = mconfig;
     const ap_directive_t *sec = cmd->directive->parent;
+    rsp_guard_path_t *gp;
     const char *why;
 
-    dc->guard = on ? 1 : 0;
-    if (!on) {
+    if (!strcasecmp(arg, "Off")) {
+        dc->guard = 0;
         return NULL;
+    }
+    if (!strcasecmp(arg, "On")) {
+        dc->guard = RSP_GUARD_ON;
+    }
+    else if (!strcasecmp(arg, "Report")) {
+        dc->guard = RSP_GUARD_REPORT;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ReplaySPGuard %s: give On, Report "
+                            "(check and claim, refuse nothing) or Off", arg);
     }
     if (!sec || strcasecmp(sec->directive, "<Location") || !cmd->path
         || sec->args[0] == '~') {
-        return apr_psprintf(cmd->pool, "ReplaySPGuard On belongs in a "
+        return apr_psprintf(cmd->pool, "ReplaySPGuard %s belongs in a "
                             "<Location> section with the path of the SP's "
-                            "assertion consumer (%s:%d is %s)",
+                            "assertion consumer (%s:%d is %s)", arg,
                             cmd->directive->filename, cmd->directive->line_num,
                             sec ? apr_pstrcat(cmd->pool, "in ", sec->directive,
                                               ">", NULL)
                                 : "in the server configuration");
     }
     if (apr_fnmatch_test(cmd->path)) {
-        return apr_psprintf(cmd->pool, "ReplaySPGuard On: <Location %s> has a "
+        return apr_psprintf(cmd->pool, "ReplaySPGuard %s: <Location %s> has a "
                             "wildcard; the guard needs the one path of the "
-                            "SP's assertion consumer", cmd->path);
+                            "SP's assertion consumer", arg, cmd->path);
     }
     if ((why = rsp_path_noncanonical(cmd->path)) != NULL) {
-        return apr_psprintf(cmd->pool, "ReplaySPGuard On: <Location %s>: %s; "
+        return apr_psprintf(cmd->pool, "ReplaySPGuard %s: <Location %s>: %s; "
                             "give the path as the SP reads it, unescaped",
-                            cmd->path, why);
+                            arg, cmd->path, why);
     }
     section_sp(cmd, dc)->def.guard = 1;
-    APR_ARRAY_PUSH(srv_cfg(cmd)->guard_paths, const char *) = cmd->path;
+    gp = apr_array_push(srv_cfg(cmd)->guard_paths);
+    gp->path = cmd->path;
+    gp->report = dc->guard == RSP_GUARD_REPORT;
     return NULL;
 }
 
@@ -656,10 +670,11 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPRequestLifetime", set_dir_num, (void *)4, ACCESS_CONF,
                   "Seconds a pending AuthnRequest or LogoutRequest may be "
                   "answered (default 300)"),
-    AP_INIT_FLAG("ReplaySPGuard", set_guard, NULL, ACCESS_CONF,
-                 "On: guard another SP's assertion consumer at this location "
-                 "(validate and claim each POSTed response before the SP "
-                 "reads it) (default Off)"),
+    AP_INIT_TAKE1("ReplaySPGuard", set_guard, NULL, ACCESS_CONF,
+                  "On: guard another SP's assertion consumer at this location "
+                  "(validate and claim each POSTed response before the SP "
+                  "reads it); Report: the same checks and claims, what would "
+                  "be refused logged and passed on (default Off)"),
     AP_INIT_FLAG("ReplaySPBindRequests", set_bind_requests, NULL, ACCESS_CONF,
                  "On: a sign-in's answer is taken only from the browser that "
                  "started it (a cookie set with the AuthnRequest: login CSRF) "

@@ -11,6 +11,14 @@
 #include "rsp_url.h"
 
 #define RSP_UNSET (-1)
+#define RSP_GUARD_ON 1
+#define RSP_GUARD_REPORT 2
+
+/* A <Location> path with ReplaySPGuard On or Report. */
+typedef struct {
+    const char *path;
+    int report;                        /* ReplaySPGuard Report */
+} rsp_guard_path_t;
 
 #define RSP_DEFAULT_STORE_TIMEOUT_MS 1000
 #define RSP_DEFAULT_REPLICAS_WAIT_MS 100
@@ -55,9 +63,10 @@ typedef struct {
     apr_int64_t headroom_warn;         /* percent; RSP_UNSET */
     rsp_store_t *store;                /* set in post_config */
     apr_array_header_t *sps;           /* rsp_sp_conf_t *, defined here */
-    apr_array_header_t *guard_paths;   /* const char *: <Location> paths with
-                                        * ReplaySPGuard On, this server's and
-                                        * the main server's */
+    apr_array_header_t *guard_paths;   /* rsp_guard_path_t: <Location> paths
+                                        * with ReplaySPGuard On or Report,
+                                        * this server's and the main
+                                        * server's */
 } rsp_srv_cfg_t;
 
 typedef struct {
@@ -74,7 +83,8 @@ typedef struct {
     int allow_unsolicited;        /* RSP_UNSET, 0, 1 */
     int bind_requests;            /* ReplaySPBindRequests: RSP_UNSET, 0, 1 */
     apr_array_header_t *redirect_domains; /* const char *; NULL: unset */
-    int guard;                    /* ReplaySPGuard: RSP_UNSET, 0, 1 */
+    int guard;                    /* ReplaySPGuard: RSP_UNSET, 0,
+                                   * RSP_GUARD_ON, RSP_GUARD_REPORT */
 } rsp_dir_cfg_t;
 
 extern const command_rec rsp_cmds[];

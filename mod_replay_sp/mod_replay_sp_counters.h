@@ -15,6 +15,8 @@ extern const apr_interval_time_t rsp_latency_bounds[RSP_LATENCY_BUCKETS - 1];
 typedef struct {
     apr_uint32_t claims_won;
     apr_uint32_t replays_refused;
+    apr_uint32_t replays_reported;      /* ReplaySPGuard Report: passed on */
+    apr_uint32_t guard_reported;        /* every refusal Report passed on */
     apr_uint32_t store_errors;
     apr_uint32_t fail_open;
     apr_uint32_t lasso_servers_built;   /* in child_init, one per thread */

@@ -29,6 +29,9 @@ APLOG_USE_MODULE(replay_sp);
 
 #define GUARD_FILTER "REPLAY_SP_GUARD_BODY"
 #define GUARD_FINISH_FILTER "REPLAY_SP_GUARD_FINISH"
+/* r->notes: a Report location's path check said this request's path
+ * would be refused */
+#define PATH_SAID "replay-sp-path-reported"
 
 typedef struct {
     apr_bucket_brigade *body; /* what was read, handed back once */
@@ -283,9 +286,9 @@ static int guard_render(request_rec *r, const rsp_assertion_t *a,
         ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01042)
                       "guard: re-post by the browser that claimed it: "
                       "issuer=%s assertion=%s client=%s replica=%s; sent "
-                      "where the SP sent it", a->issuer,
+                      "where the SP sent it%s", a->issuer,
                       res->claim.assertion_hash, r->useragent_ip,
-                      rsp_replica(r));
+                      rsp_replica(r), rsp_not_enforced(r));
         apr_table_setn(r->headers_out, "Location", res->target);
         return HTTP_SEE_OTHER;
     default:
@@ -320,9 +323,13 @@ static int guard_render(request_rec *r, const rsp_assertion_t *a,
     return DECLINED;
 }
 
-static int guard_check(request_rec *r)
+/* The guard's decision on a request at its location: DECLINED to hand it
+ * to the SP, or the answer. *body: the body it read (to be handed back),
+ * or NULL. *unread: the body could not be read whole (nothing to hand
+ * back). */
+static int guard_decide(request_rec *r, rsp_dir_cfg_t *dc,
+                        apr_bucket_brigade **body, int *unread)
 {
-    rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config, &replay_sp_module);
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
     const char *ctype, *clen, *saml, *raw, *why = NULL;
@@ -330,16 +337,11 @@ static int guard_check(request_rec *r)
     rsp_signin_guard_in_t in;
     rsp_signin_result_t res;
     rsp_assertion_t *a;
-    apr_bucket_brigade *body = NULL;
     apr_size_t len = 0;
-    guard_ctx_t *ctx;
     char *text = NULL, *end;
     apr_off_t n;
     int rc;
 
-    if (dc->guard != 1 || !dc->sp || r->main || r->prev) {
-        return DECLINED;
-    }
     apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
     /* The path the SP reads (r->unparsed_uri: mod_shib does) is the one
      * httpd matched this section with, byte for byte: else the guard would
@@ -347,6 +349,9 @@ static int guard_check(request_rec *r)
     raw = rsp_path_of_target(r->pool, r->unparsed_uri);
     if (!raw || (why = rsp_path_noncanonical(raw)) != NULL
         || strcmp(raw, r->uri)) {
+        if (apr_table_get(r->notes, PATH_SAID)) {
+            return DECLINED; /* Report: said and counted already */
+        }
         return refuse(r, "path", apr_psprintf(r->pool, "the path %s is not "
                       "spelled as the guarded section's (%s)",
                       ap_escape_logitem(r->pool, raw ? raw : r->unparsed_uri),
@@ -376,11 +381,12 @@ static int guard_check(request_rec *r)
     if (n > rsp_cfg_max_body(dc)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01015)
                       "saml response refused: check=size: body larger than "
-                      "ReplaySPMaxBodySize %" APR_INT64_T_FMT " (client %s)",
-                      rsp_cfg_max_body(dc), r->useragent_ip);
+                      "ReplaySPMaxBodySize %" APR_INT64_T_FMT " (client %s)%s",
+                      rsp_cfg_max_body(dc), r->useragent_ip, rsp_not_enforced(r));
         return HTTP_REQUEST_ENTITY_TOO_LARGE;
     }
-    if ((rc = read_whole(r, rsp_cfg_max_body(dc), &body, &text, &len)) != OK) {
+    if ((rc = read_whole(r, rsp_cfg_max_body(dc), body, &text, &len)) != OK) {
+        *unread = 1;
         return rc;
     }
     if ((apr_off_t)len != n || memchr(text, '\0', len)) {
@@ -395,7 +401,7 @@ static int guard_check(request_rec *r)
     }
     if (!sc->store) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
-                      "no ReplaySPStore for this server");
+                      "no ReplaySPStore for this server%s", rsp_not_enforced(r));
         return rsp_unavailable(r);
     }
 
@@ -415,12 +421,40 @@ static int guard_check(request_rec *r)
     in.baton = r;
     in.fail_open = sc->on_failure_open == 1;
     rsp_signin_guard(&res, r->pool, &in);
-    if ((rc = guard_render(r, a, &res, cp.skew_s)) != DECLINED) {
-        return rc;
+    return guard_render(r, a, &res, cp.skew_s);
+}
+
+static int guard_check(request_rec *r)
+{
+    rsp_dir_cfg_t *dc = ap_get_module_config(r->per_dir_config, &replay_sp_module);
+    apr_bucket_brigade *body = NULL;
+    guard_ctx_t *ctx;
+    int rc, unread = 0;
+
+    if (dc->guard < RSP_GUARD_ON || !dc->sp || r->main || r->prev) {
+        return DECLINED;
     }
-    ctx = apr_pcalloc(r->pool, sizeof(*ctx));
-    ctx->body = body;
-    ap_add_input_filter(GUARD_FILTER, ctx, r, r->connection);
+    if (dc->guard == RSP_GUARD_REPORT) {
+        rsp_set_report_only(r);
+    }
+    else {
+        rsp_clear_report_only(r);
+    }
+    rc = guard_decide(r, dc, &body, &unread);
+    if (rc != DECLINED) {
+        /* Report: refused where the guard is On (said so, marked not
+         * enforced), passed on here; but a body that could not be read
+         * whole cannot be handed on. */
+        if (!rsp_report_only(r) || unread) {
+            return rc;
+        }
+        rsp_report_passed(r);
+    }
+    if (body) {
+        ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+        ctx->body = body;
+        ap_add_input_filter(GUARD_FILTER, ctx, r, r->connection);
+    }
     return DECLINED;
 }
 
@@ -433,7 +467,7 @@ static int guard_paths_check(request_rec *r)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    const char *raw, *why;
+    const char *raw, *why, *reported = NULL;
     int i;
 
     if (!sc || !sc->guard_paths || !sc->guard_paths->nelts || r->main
@@ -441,7 +475,9 @@ static int guard_paths_check(request_rec *r)
         return DECLINED;
     }
     for (i = 0; i < sc->guard_paths->nelts; i++) {
-        const char *base = APR_ARRAY_IDX(sc->guard_paths, i, const char *);
+        const rsp_guard_path_t *gp = &APR_ARRAY_IDX(sc->guard_paths, i,
+                                                    rsp_guard_path_t);
+        const char *base = gp->path;
         if (!rsp_path_reaches(r->pool, raw, base)) {
             continue;
         }
@@ -449,13 +485,25 @@ static int guard_paths_check(request_rec *r)
         if (!why && !rsp_path_under(raw, base)) {
             why = "another letter case";
         }
-        if (why) {
-            apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
-            return refuse(r, "path", apr_psprintf(r->pool, "the path %s may "
-                          "be read as the guarded %s, but is not spelled as "
-                          "it (%s)", ap_escape_logitem(r->pool, raw), base,
-                          why));
+        if (!why) {
+            continue;
         }
+        why = apr_psprintf(r->pool, "the path %s may be read as the guarded "
+                           "%s, but is not spelled as it (%s)",
+                           ap_escape_logitem(r->pool, raw), base, why);
+        if (!gp->report) {
+            apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+            return refuse(r, "path", why);
+        }
+        reported = reported ? reported : why;
+    }
+    if (reported) {
+        /* only guards in Report mode would refuse it: said, passed on */
+        rsp_set_report_only(r);
+        refuse(r, "path", reported);
+        rsp_clear_report_only(r);
+        apr_table_setn(r->notes, PATH_SAID, "1");
+        rsp_report_passed(r);
     }
     return DECLINED;
 }

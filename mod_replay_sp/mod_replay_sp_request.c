@@ -172,6 +172,35 @@ const char *rsp_query_arg(request_rec *r, const char *name, int *bad)
     return v;
 }
 
+#define REPORT_NOTE "replay-sp-report-only"
+
+void rsp_set_report_only(request_rec *r)
+{
+    apr_table_setn(r->notes, REPORT_NOTE, "1");
+}
+
+void rsp_clear_report_only(request_rec *r)
+{
+    apr_table_unset(r->notes, REPORT_NOTE);
+}
+
+int rsp_report_only(const request_rec *r)
+{
+    return apr_table_get(r->notes, REPORT_NOTE) != NULL;
+}
+
+const char *rsp_not_enforced(const request_rec *r)
+{
+    return rsp_report_only(r) ? " [not enforced: ReplaySPGuard Report, "
+                                "passed on to the SP]" : "";
+}
+
+void rsp_report_passed(request_rec *r)
+{
+    (void)r;
+    RSP_COUNT(guard_reported);
+}
+
 int rsp_unavailable(request_rec *r)
 {
     apr_table_setn(r->err_headers_out, "Retry-After", RSP_RETRY_AFTER);

@@ -32,6 +32,15 @@ const char *rsp_session_cookie(request_rec *r, const rsp_dir_cfg_t *dc);
 
 /* 503 with Retry-After: the fail-closed answer. */
 int rsp_unavailable(request_rec *r);
+/* A request at a ReplaySPGuard Report location: its refusals are logged,
+ * marked by rsp_not_enforced(), and it is passed on. */
+void rsp_set_report_only(request_rec *r);
+void rsp_clear_report_only(request_rec *r);
+int rsp_report_only(const request_rec *r);
+/* "" or the mark every refusal line of a report-only request carries. */
+const char *rsp_not_enforced(const request_rec *r);
+/* Counts a request a Report location would have refused and passed on. */
+void rsp_report_passed(request_rec *r);
 
 /* This worker's Lasso server for sp (built on first use); give the slot
  * back with rsp_sp_server_release. A failure is logged here (RSP01012,

@@ -20,8 +20,8 @@ APLOG_USE_MODULE(replay_sp);
 int rsp_refuse_response(request_rec *r, const char *check, const char *detail)
 {
     ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01004)
-                  "saml response refused: check=%s: %s (client %s)", check,
-                  detail, r->useragent_ip);
+                  "saml response refused: check=%s: %s (client %s)%s", check,
+                  detail, r->useragent_ip, rsp_not_enforced(r));
     return HTTP_BAD_REQUEST;
 }
 
@@ -102,16 +102,16 @@ int rsp_claim_unavailable(request_rec *r, const rsp_assertion_t *a,
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01048)
                       "sign-in refused, claim not acknowledged by the "
                       "store's replicas (fail closed): issuer=%s "
-                      "assertion=%s client=%s replica=%s: %s",
+                      "assertion=%s client=%s replica=%s: %s%s",
                       a->issuer, res->claim.assertion_hash, r->useragent_ip,
-                      rsp_replica(r), res->error);
+                      rsp_replica(r), res->error, rsp_not_enforced(r));
     }
     else {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01003)
                       "sign-in refused, store unavailable (fail closed): "
-                      "issuer=%s assertion=%s client=%s replica=%s: %s",
+                      "issuer=%s assertion=%s client=%s replica=%s: %s%s",
                       a->issuer, res->claim.assertion_hash, r->useragent_ip,
-                      rsp_replica(r), res->error);
+                      rsp_replica(r), res->error, rsp_not_enforced(r));
     }
     return rsp_unavailable(r);
 }
@@ -119,12 +119,18 @@ int rsp_claim_unavailable(request_rec *r, const rsp_assertion_t *a,
 int rsp_refuse_replay(request_rec *r, const rsp_assertion_t *a,
                       const rsp_claim_result_t *c)
 {
-    RSP_COUNT(replays_refused);
+    if (rsp_report_only(r)) {
+        RSP_COUNT(replays_reported);
+    }
+    else {
+        RSP_COUNT(replays_refused);
+    }
     ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01001)
                   "replay refused: issuer=%s assertion=%s client=%s "
-                  "replica=%s first-claimed-by=%s", a->issuer,
+                  "replica=%s first-claimed-by=%s%s", a->issuer,
                   c->assertion_hash, r->useragent_ip, rsp_replica(r),
-                  c->taker_known ? c->taker.replica : "unknown");
+                  c->taker_known ? c->taker.replica : "unknown",
+                  rsp_not_enforced(r));
     return HTTP_FORBIDDEN;
 }
 
@@ -135,7 +141,7 @@ rsp_store_t *rsp_srv_store(request_rec *r)
 
     if (!sc->store) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, RSP_LOGNO(01016)
-                      "no ReplaySPStore for this server");
+                      "no ReplaySPStore for this server%s", rsp_not_enforced(r));
     }
     return sc->store;
 }

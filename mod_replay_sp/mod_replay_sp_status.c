@@ -31,6 +31,13 @@ static int snapshot(metric_t *m, const rsp_shared_t *sh)
     METRIC("replay_sp_replays_refused_total", "counter",
            "Posts refused because their assertion was already claimed.",
            sh->replays_refused);
+    METRIC("replay_sp_replays_reported_total", "counter",
+           "Replays a ReplaySPGuard Report location passed on to the SP "
+           "(refused where the guard is On).", sh->replays_reported);
+    METRIC("replay_sp_guard_reported_total", "counter",
+           "Posts a ReplaySPGuard Report location would have refused and "
+           "passed on to the SP (replays, invalid responses, store failures).",
+           sh->guard_reported);
     METRIC("replay_sp_store_errors_total", "counter",
            "Store operations that gave no verdict (requests failed closed).",
            sh->store_errors);

@@ -198,15 +198,17 @@ def test_good_encryption_configuration_passes_configtest(make_instance, enc_file
     h.stop()
 
 
-def _guard(*lines, section="<Location /mellon/postResponse>"):
+def _guard(*lines, section="<Location /mellon/postResponse>", mode="On"):
     end = "</%s>" % section[1:].split()[0].rstrip(">")
-    return "%s\n    ReplaySPGuard On\n%s\n%s" % (section, "\n".join("    " + l for l in lines), end)
+    return "%s\n    ReplaySPGuard %s\n%s\n%s" % (section, mode,
+                                               "\n".join("    " + l for l in lines), end)
 
 
-def _guard_in(section):
+def _guard_in(section, mode="On"):
     """A complete guard, in another kind of section than a plain <Location>."""
     return lambda f, md: _guard("ReplaySPEntityID https://sp.example/mellon",
-                                'ReplaySPIdPMetadataFile "%s"' % md, section=section)
+                                'ReplaySPIdPMetadataFile "%s"' % md, section=section,
+                                mode=mode)
 
 
 GUARD_BAD = [
@@ -226,11 +228,16 @@ GUARD_BAD = [
                           'ReplaySPIdPMetadataFile "%s"' % md,
                           'ReplaySPEncryptionKeyFile "%s"' % f["a"][0],
                           'ReplaySPEncryptionCertFile "%s"' % f["b"][1])),
-    ("guard_not_a_flag", "ReplaySPGuard", lambda f, md: _guard("ReplaySPGuard maybe")),
+    ("guard_not_a_mode", "give On, Report", lambda f, md: _guard("ReplaySPGuard maybe")),
     # the guard refuses every other spelling of its path: it must know the path
     ("guard_in_location_match", "ReplaySPGuard", _guard_in("<LocationMatch ^/mellon/post>")),
     ("guard_in_regex_location", "ReplaySPGuard", _guard_in('<Location ~ "^/mellon/post">')),
     ("guard_in_directory", "ReplaySPGuard", _guard_in("<Directory /tmp>")),
+    ("guard_report_in_directory", "ReplaySPGuard Report", _guard_in("<Directory /tmp>", "Report")),
+    ("guard_report_with_wildcard", "ReplaySPGuard Report",
+     _guard_in("<Location /mellon/post*>", "Report")),
+    ("guard_report_no_entity_id", "ReplaySPEntityID",
+     lambda f, md: _guard('ReplaySPIdPMetadataFile "%s"' % md, mode="Report")),
     ("guard_with_wildcard", "ReplaySPGuard", _guard_in("<Location /mellon/post*>")),
     ("guard_path_parameter", "ReplaySPGuard", _guard_in("<Location /mellon/postResponse;x>")),
     ("guard_path_escaped", "ReplaySPGuard", _guard_in("<Location /mellon/post%52esponse>")),
@@ -251,13 +258,14 @@ def test_bad_guard_configuration_refused_with_the_directive_named(make_instance,
     h.gate_offset = h.log_size()
 
 
-def test_good_guard_configuration_passes_configtest(make_instance, enc_files, redis, idps):
+@pytest.mark.parametrize("mode", ["On", "Report", "report"])
+def test_good_guard_configuration_passes_configtest(make_instance, enc_files, redis, idps, mode):
     """A guard needs only the SP's entityID, its IdPs and, where the IdP
     encrypts, the key the SP decrypts with (no certificate)."""
-    h = make_instance("guard-good", store_url=redis.url, server_extra=_guard(
+    h = make_instance("guard-good-" + mode, store_url=redis.url, server_extra=_guard(
         "ReplaySPEntityID https://sp.example/mellon",
         'ReplaySPIdPMetadataFile "%s"' % idps["idp1"].metadata_path,
-        'ReplaySPEncryptionKeyFile "%s"' % enc_files["a"][0]))
+        'ReplaySPEncryptionKeyFile "%s"' % enc_files["a"][0], mode=mode))
     rc, out = h.configtest()
     assert rc == 0 and "Syntax OK" in out, out
     h.start()

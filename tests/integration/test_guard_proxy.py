@@ -7,12 +7,18 @@ answer that made a session (whatever its status) and the SP's own refusal
 are terminal; a post while the SP is still answering is refused without
 taking the claim over.
 
+Beside it, a location in report mode (ReplaySPGuard Report) in front of the
+same application: it checks and claims as On does, logs what On would
+refuse (same tag, same check=, marked not enforced) and passes every post
+on; its counters are not the enforced ones.
+
 The application is flaky_sp.py (its answers queued by the test, every body it
 received kept), proxied by each of the three replicas behind the
 balancer, on each store application."""
 
 import concurrent.futures
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,6 +34,8 @@ from stores import claim_key
 
 SP = "https://sp.app.test.example/saml"
 ACS = "/app/acs"
+REPORT_ACS = "/report/acs"
+NOT_ENFORCED = "[not enforced: ReplaySPGuard Report, passed on to the SP]"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -92,7 +100,21 @@ class ProxyFleet(Fleet):
             '    ReplaySPIdPMetadataFile "%s"' % self.idp.metadata_path,
             '    ProxyPass "%s/acs" disablereuse=On timeout=10' % self.application.url,
             "</Location>",
+            "<Location %s>" % REPORT_ACS,
+            "    ReplaySPGuard Report",
+            '    ReplaySPEntityID "%s"' % SP,
+            '    ReplaySPIdPMetadataFile "%s"' % self.idp.metadata_path,
+            '    ProxyPass "%s/acs" disablereuse=On timeout=10' % self.application.url,
+            "</Location>",
+            "<Location /rsp-status>",
+            "    SetHandler replay-sp-status",
+            "</Location>",
         ]) + "\n"
+
+    def metrics(self, i):
+        text = requests.get(self.replicas[i].base_url + "/rsp-status", timeout=10).text
+        return {m.group(1): float(m.group(2))
+                for m in re.finditer(r"^(replay_sp_\w+) (\S+)$", text, re.M)}
 
     def _configure_replicas(self, **kw):
         super()._configure_replicas(**kw)
@@ -127,9 +149,9 @@ def app(proxied, application, store):
     return proxied
 
 
-def response(idps, testidp, fleet):
+def response(idps, testidp, fleet, acs=ACS):
     aid = testidp.random_id()
-    return aid, idps["idp1"].mint(SP, fleet.public + ACS, assertion_id=aid)
+    return aid, idps["idp1"].mint(SP, fleet.public + acs, assertion_id=aid)
 
 
 def post(url, b64):
@@ -223,3 +245,66 @@ def test_a_post_while_the_application_answers_is_refused(app, application, idps,
         assert post(replica(app, 1), b64).status_code == 403
         assert signed_in(first.result(timeout=30))
     assert bodies(application, b64) == 1
+
+
+def log_lines(fleet, tag):
+    return [l for h in fleet.replicas for l in h.new_log_lines() if tag in l]
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_report_mode_passes_a_replay_on_and_says_so(app, application, idps, testidp):
+    aid, b64 = response(idps, testidp, app, REPORT_ACS)
+    before = [app.metrics(i) for i in range(3)]
+    first = post(app.replicas[0].base_url + REPORT_ACS, b64)
+    assert signed_in(first), (first.status_code, first.headers)
+    again = post(app.replicas[1].base_url + REPORT_ACS, b64)
+    # passed on: the application answers the replay (it keeps no record)
+    assert signed_in(again), (again.status_code, again.headers)
+    assert bodies(application, b64) == 2
+    lines = log_lines(app, "RSP01001")
+    assert len(lines) == 1 and ":error]" in lines[0] and NOT_ENFORCED in lines[0], lines
+    after = [app.metrics(i) for i in range(3)]
+    delta = {k: sum(a[k] - b[k] for a, b in zip(after, before))
+             for k in ("replay_sp_replays_reported_total", "replay_sp_replays_refused_total",
+                       "replay_sp_guard_reported_total", "replay_sp_claims_won_total")}
+    assert delta == {"replay_sp_replays_reported_total": 1,
+                     "replay_sp_replays_refused_total": 0,
+                     "replay_sp_guard_reported_total": 1,
+                     "replay_sp_claims_won_total": 1}, delta
+
+
+@pytest.mark.expect_log("check_refused")
+def test_report_mode_passes_what_on_refuses_with_its_check(app, application, idps, testidp):
+    """A response On refuses (another SP's audience) is logged with its
+    check= and passed on; nothing is claimed for it."""
+    aid = testidp.random_id()
+    b64 = idps["idp1"].mint("https://elsewhere.example/sp", app.public + REPORT_ACS,
+                            assertion_id=aid)
+    r = post(app.replicas[0].base_url + REPORT_ACS, b64)
+    assert r.status_code == 302, r.status_code    # flaky_sp.py signs anything in
+    assert bodies(application, b64) == 1
+    lines = log_lines(app, "RSP01004")
+    assert len(lines) == 1 and "check=audience" in lines[0] and NOT_ENFORCED in lines[0], lines
+    assert ":warn]" in lines[0]
+    r = post(replica(app, 0), b64)
+    assert r.status_code == 400 and bodies(application, b64) == 1
+    assert NOT_ENFORCED not in log_lines(app, "RSP01004")[-1]
+
+
+@pytest.mark.expect_log("check_refused")
+def test_report_mode_path_spellings_said_and_passed_on(app, application, idps, testidp):
+    """Another spelling of the report location's path: said with
+    check=path, passed on; of the enforcing location's: refused."""
+    aid, b64 = response(idps, testidp, app, REPORT_ACS)
+    r = requests.post(app.replicas[0].base_url + "/report//acs",
+                      data={"SAMLResponse": b64, "RelayState": "/app/"},
+                      allow_redirects=False, timeout=30)
+    assert r.status_code != 400, r.status_code
+    lines = log_lines(app, "check=path")
+    assert len(lines) == 1 and NOT_ENFORCED in lines[0], lines
+    r = requests.post(app.replicas[0].base_url + "/app//acs",
+                      data={"SAMLResponse": b64, "RelayState": "/app/"},
+                      allow_redirects=False, timeout=30)
+    assert r.status_code == 400
+    lines = log_lines(app, "check=path")
+    assert len(lines) == 2 and NOT_ENFORCED not in lines[1], lines
