@@ -420,6 +420,22 @@ static const char *add_sha1_idp(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+/* ReplaySPScopedAttribute NAME...: more scoped attributes (rsp_scope.h). */
+static const char *add_scoped_attribute(cmd_parms *cmd, void *mconfig,
+                                        const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    if (!*arg) {
+        return invalid(cmd, arg, "expected an attribute's Name");
+    }
+    if (!sp->def.scoped_names) {
+        sp->def.scoped_names = apr_array_make(cmd->pool, 2, sizeof(const char *));
+    }
+    APR_ARRAY_PUSH(sp->def.scoped_names, const char *) = arg;
+    return NULL;
+}
+
 static const char *set_endpoint(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rsp_dir_cfg_t *dc = mconfig;
@@ -645,6 +661,11 @@ const command_rec rsp_cmds[] = {
     AP_INIT_ITERATE("ReplaySPAllowSHA1", add_sha1_idp, NULL, ACCESS_CONF,
                     "IdP entityIDs whose RSA-SHA1 signatures and SHA-1 "
                     "digests are accepted, each use logged (default: none)"),
+    AP_INIT_ITERATE("ReplaySPScopedAttribute", add_scoped_attribute, NULL,
+                    ACCESS_CONF, "Names of attributes whose values are "
+                    "user@scope, kept only in the scopes the IdP's metadata "
+                    "declares (beside eduPersonPrincipalName, "
+                    "eduPersonScopedAffiliation, subject-id, pairwise-id)"),
     AP_INIT_TAKE1("ReplaySPEndpointPath", set_endpoint, NULL, ACCESS_CONF,
                   "Path of the SP endpoints (acs, metadata, login, logout, "
                   "slo) (default /saml)"),

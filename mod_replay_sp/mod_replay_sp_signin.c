@@ -12,6 +12,7 @@
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_signin.h"
 #include "rsp_binding.h"
+#include "rsp_scope.h"
 #include "rsp_signin.h"
 #include "rsp_util.h"
 
@@ -33,6 +34,26 @@ void rsp_log_weak_signature(request_rec *r, const char *issuer,
                       "SHA-1 signature accepted from IdP %s "
                       "(ReplaySPAllowSHA1): %s (client %s)", issuer, what,
                       r->useragent_ip);
+    }
+}
+
+/* Values of scoped attributes the issuer may not assert, dropped before
+ * the session is made (the value itself is not logged). A guard does not
+ * drop what the SP behind it reads: it says nothing. */
+static void log_scope_drops(request_rec *r, const rsp_assertion_t *a)
+{
+    int i;
+
+    for (i = 0; a->scope_dropped && i < a->scope_dropped->nelts; i++) {
+        const rsp_scope_drop_t *d =
+            &APR_ARRAY_IDX(a->scope_dropped, i, rsp_scope_drop_t);
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RSP_LOGNO(01052)
+                      "attribute value dropped: %s%s%s is not a scope IdP %s "
+                      "declares in its metadata: attribute=%s client=%s",
+                      d->scope ? "its scope " : "it has no single scope",
+                      d->scope ? ap_escape_logitem(r->pool, d->scope) : "",
+                      d->scope ? "" : ", which", a->issuer,
+                      ap_escape_logitem(r->pool, d->name), r->useragent_ip);
     }
 }
 
@@ -63,6 +84,9 @@ int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
             r->pool, who, ": ", detail, NULL) : detail);
     }
     rsp_log_weak_signature(r, (*a)->issuer, (*a)->weak_signature);
+    if (!who) {
+        log_scope_drops(r, *a);
+    }
     return OK;
 }
 

@@ -47,6 +47,7 @@
 #include "rsp_saml_int.h"
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
+#include "rsp_scope.h"
 
 
 #define MAX_FILE_SIZE (16 * 1024 * 1024)
@@ -545,6 +546,8 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                                    sizeof(apr_array_header_t *));
     sp->idp_keys = apr_array_make(p, sp->idp_files->nelts,
                                   sizeof(apr_array_header_t *));
+    sp->idp_scopes = apr_array_make(p, sp->idp_files->nelts,
+                                    sizeof(rsp_scopes_t *));
     for (i = 0; i < sp->idp_files->nelts; i++) {
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
         const char *file, *why = NULL;
@@ -564,6 +567,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             LassoProvider *prov = bare ? lasso_provider_new_from_buffer(
                 LASSO_PROVIDER_ROLE_IDP, bare, NULL, NULL) : NULL;
             apr_array_header_t *certs;
+            rsp_scopes_t *scopes = NULL;
 
             if (!prov || !prov->ProviderID) {
                 *err = apr_psprintf(p, "%s: not valid SAML 2.0 metadata of an "
@@ -589,6 +593,13 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                     return APR_EINVAL;
                 }
             }
+            if (rsp_scopes_of_metadata(&scopes, p, md, &why) != APR_SUCCESS) {
+                *err = apr_psprintf(p, "%s: IdP %s: %s", path, prov->ProviderID,
+                                    why);
+                g_object_unref(prov);
+                return APR_EINVAL;
+            }
+            APR_ARRAY_PUSH(sp->idp_scopes, rsp_scopes_t *) = scopes;
             APR_ARRAY_PUSH(sp->idp_ids, const char *) =
                 apr_pstrdup(p, prov->ProviderID);
             APR_ARRAY_PUSH(sp->idp_metadata, const char *) = bare;

@@ -32,6 +32,8 @@ typedef struct {
     apr_array_header_t *enc_cert_files; /* const char * */
     int enc_publish;
     apr_array_header_t *sha1_idps;      /* const char *: ReplaySPAllowSHA1 */
+    apr_array_header_t *scoped_names;   /* const char *: ReplaySPScopedAttribute
+                                         * (beside rsp_scope.h's defaults) */
     int guard;                          /* guards another SP: no signing
                                          * pair; decryption keys without
                                          * certificates */
@@ -44,6 +46,8 @@ typedef struct {
     apr_array_header_t *idp_ids;      /* const char *, same order */
     apr_array_header_t *idp_certs;    /* signing certificates (opaque), same order */
     apr_array_header_t *idp_keys;     /* their public keys (PEM), same order */
+    apr_array_header_t *idp_scopes;   /* rsp_scopes_t *: the scopes each
+                                       * declares, same order */
     const struct rsp_saml_keys *keys; /* those and the signing key, loaded
                                        * once: what servers are built from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
@@ -121,7 +125,10 @@ typedef struct {
     apr_time_t session_not_on_or_after; /* 0 = absent */
     apr_time_t window_end;
     apr_int64_t ttl_ms;
-    apr_array_header_t *attributes;     /* rsp_attribute_t, in order */
+    apr_array_header_t *attributes;     /* rsp_attribute_t, in order; no
+                                         * value out of its IdP's scopes */
+    apr_array_header_t *scope_dropped;  /* rsp_scope_drop_t: values of
+                                         * scoped attributes dropped */
     int encrypted;                      /* it came in an EncryptedAssertion */
     const char *weak_signature;         /* a SHA-1 signature accepted under
                                          * ReplaySPAllowSHA1: which; else NULL */
@@ -132,8 +139,12 @@ typedef struct {
  * (base64, xml, xml-depth, issuer, signature, weak-signature, status,
  * assertion-count, encryption, encryption-algorithm, decrypt,
  * decrypted-size, subject, bearer, recipient, destination, audience,
- * in-response-to, window-missing, expired, not-yet-valid, window-too-long)
- * and *detail.
+ * in-response-to, window-missing, expired, not-yet-valid, window-too-long,
+ * scope) and *detail.
+ *
+ * Values of scoped attributes whose scope the issuer's metadata does not
+ * declare are dropped (rsp_scope.h) and named in scope_dropped; when one of
+ * them is of cp->user_attribute, the response is refused (scope).
  *
  * An EncryptedAssertion is decrypted with the SP's decryption keys, and
  * only after: its shape and algorithms were checked (rsp_saml_shape.h), and

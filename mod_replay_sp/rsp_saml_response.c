@@ -46,6 +46,7 @@
 #include "rsp_window.h"
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
+#include "rsp_scope.h"
 
 
 /* ---- processing a response ---- */
@@ -153,6 +154,43 @@ static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
 }
 
 
+/* Drop the values of scoped attributes outside the scopes the issuer's
+ * metadata declares (res->scope_dropped names them); 1 with *detail when
+ * one of them is of the attribute that names the user. */
+static int scoped_values_refused(rsp_assertion_t *res, apr_pool_t *p,
+                                 const rsp_check_params_t *cp,
+                                 const char **detail)
+{
+    const rsp_scopes_t *scopes = NULL;
+    int i;
+
+    for (i = 0; cp->sp && cp->sp->idp_ids && i < cp->sp->idp_ids->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(cp->sp->idp_ids, i, const char *),
+                    res->issuer)) {
+            scopes = APR_ARRAY_IDX(cp->sp->idp_scopes, i, const rsp_scopes_t *);
+            break;
+        }
+    }
+    res->scope_dropped = rsp_scope_filter(p, scopes,
+                                          cp->sp ? cp->sp->scoped_names : NULL,
+                                          res->attributes);
+    for (i = 0; cp->user_attribute && i < res->scope_dropped->nelts; i++) {
+        const rsp_scope_drop_t *d =
+            &APR_ARRAY_IDX(res->scope_dropped, i, rsp_scope_drop_t);
+        if (!strcmp(d->name, cp->user_attribute)) {
+            *detail = apr_psprintf(p, "the user attribute %s (ReplaySPUserAttribute) "
+                                   "has %s%s%s, not a scope IdP %s declares in "
+                                   "its metadata (%d declared)", d->name,
+                                   d->scope ? "the scope " : "no single scope",
+                                   d->scope ? d->scope : "",
+                                   "", res->issuer,
+                                   rsp_scopes_count(scopes));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
                                        rsp_lasso_server_t *server,
                                        const char *b64,
@@ -175,6 +213,7 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     apr_size_t xml_len = 0;
     apr_status_t rv = APR_SUCCESS;
     GList *it;
+    const char *detail_scope = NULL;
     int rc, audience_ok = 0, n_audience = 0;
 
     if ((why = check_base64(p, b64, &xml, &xml_len)) != NULL) {
@@ -369,6 +408,9 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
             ? apr_pstrdup(p, subj->NameID->Format) : NULL;
     }
     res->attributes = attributes_of(p, a);
+    if (scoped_values_refused(res, p, cp, &detail_scope)) {
+        REFUSE("scope", "%s", detail_scope);
+    }
     for (it = a->AuthnStatement; it; it = it->next) {
         LassoSaml2AuthnStatement *as = it->data;
         apr_time_t snoa;

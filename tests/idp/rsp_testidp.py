@@ -118,6 +118,7 @@ __all__ = ["make_keypair", "sp_metadata", "idp_metadata", "parse_sp_metadata",
 
 SAML_NS = "urn:oasis:names:tc:SAML:2.0:assertion"
 SAMLP_NS = "urn:oasis:names:tc:SAML:2.0:protocol"
+SHIBMD_NS = "urn:mace:shibboleth:metadata:1.0"
 MD_NS = "urn:oasis:names:tc:SAML:2.0:metadata"
 DS_NS = "http://www.w3.org/2000/09/xmldsig#"
 BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer"
@@ -297,11 +298,19 @@ def default_slo_url(sso_url):
 
 
 def idp_metadata(entity_id, sso_url, cert_path, slo_url=None,
-                 want_authn_requests_signed=False):
+                 want_authn_requests_signed=False, scopes=()):
     """SAML 2.0 IdP metadata: IDPSSODescriptor with a signing KeyDescriptor,
     an HTTP-Redirect SingleLogoutService at slo_url (if given) and an
     HTTP-Redirect SingleSignOnService at sso_url.  WantAuthnRequestsSigned
-    says want_authn_requests_signed."""
+    says want_authn_requests_signed. scopes: the shibmd:Scope elements of
+    its Extensions, each a string (literal) or (text, True) (regexp)."""
+    ext = ""
+    if scopes:
+        ext = "    <md:Extensions>\n%s    </md:Extensions>\n" % "".join(
+            '      <shibmd:Scope xmlns:shibmd="%s" regexp="%s">%s</shibmd:Scope>\n'
+            % (SHIBMD_NS, "true" if isinstance(s, tuple) and s[1] else "false",
+               _xml_escape(s[0] if isinstance(s, tuple) else s))
+            for s in scopes)
     slo = ""
     if slo_url:
         slo = ('    <md:SingleLogoutService Binding="%s" Location="%s"/>\n'
@@ -311,6 +320,7 @@ def idp_metadata(entity_id, sso_url, cert_path, slo_url=None,
         '<md:EntityDescriptor xmlns:md="%(md)s" entityID="%(eid)s">\n'
         '  <md:IDPSSODescriptor WantAuthnRequestsSigned="%(want)s"'
         ' protocolSupportEnumeration="%(samlp)s">\n'
+        '%(ext)s'
         '%(kd)s'
         '%(slo)s'
         '    <md:NameIDFormat>%(nif)s</md:NameIDFormat>\n'
@@ -322,7 +332,7 @@ def idp_metadata(entity_id, sso_url, cert_path, slo_url=None,
            "kd": _key_descriptor(cert_path), "nif": NAMEID_UNSPECIFIED,
            "want": "true" if want_authn_requests_signed else "false", "slo": slo,
            "nif2": NAMEID_TRANSIENT, "redir": BINDING_REDIRECT,
-           "sso": _xml_escape(sso_url)})
+           "sso": _xml_escape(sso_url), "ext": ext})
 
 
 def _write_atomic(path, text):
@@ -959,7 +969,9 @@ class TestIdP:
 
     The metadata has an HTTP-Redirect SingleLogoutService at ``slo_url``
     (default: the SSO URL's sibling ``.../slo``) and says
-    WantAuthnRequestsSigned="``want_authn_requests_signed``".
+    WantAuthnRequestsSigned="``want_authn_requests_signed``" and declares
+    ``scopes`` (shibmd:Scope; default example.org, the scope of the
+    scoped attributes tests send).
 
     ``accepted_sig_algs``: the HTTP-Redirect SigAlg values accepted on
     incoming messages (default: RSA-SHA256 only); messages this IdP builds
@@ -970,7 +982,7 @@ class TestIdP:
 
     def __init__(self, workdir, entity_id="https://idp.test.example/idp",
                  sso_url="http://127.0.0.1/idp/sso", slo_url=None,
-                 want_authn_requests_signed=False):
+                 want_authn_requests_signed=False, scopes=("example.org",)):
         self.workdir = os.path.abspath(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.entity_id = entity_id
@@ -990,7 +1002,8 @@ class TestIdP:
         self.metadata_path = os.path.join(self.workdir, "idp-metadata.xml")
         self.metadata = idp_metadata(
             entity_id, sso_url, self.cert_path, slo_url=self.slo_url,
-            want_authn_requests_signed=self.want_authn_requests_signed)
+            want_authn_requests_signed=self.want_authn_requests_signed,
+            scopes=scopes)
         _write_atomic(self.metadata_path, self.metadata)
 
     # -- public API --------------------------------------------------------

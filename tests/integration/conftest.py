@@ -234,12 +234,15 @@ def redis(workdir):
 
 @pytest.fixture(scope="session")
 def idps(workdir, testidp):
-    """idp1, idp2: configured IdPs; rogue: same entity ID as idp1 with
-    another key (badly signed); unknown: an IdP the SP does not know."""
+    """idp1, idp2: configured IdPs (idp1's scope example.org, idp2's
+    example.net and, by a regular expression, its subdomains); rogue: same
+    entity ID as idp1 with another key (badly signed); unknown: an IdP the
+    SP does not know."""
     d = common.make_dir(os.path.join(workdir, "idps"))
     return {
         "idp1": testidp.TestIdP(os.path.join(d, "idp1"), entity_id=IDP1_ENTITY_ID),
-        "idp2": testidp.TestIdP(os.path.join(d, "idp2"), entity_id=IDP2_ENTITY_ID),
+        "idp2": testidp.TestIdP(os.path.join(d, "idp2"), entity_id=IDP2_ENTITY_ID,
+                                scopes=("example.net", (r"[a-z0-9-]+\.example\.net", True))),
         "rogue": testidp.TestIdP(os.path.join(d, "rogue"), entity_id=IDP1_ENTITY_ID),
         "unknown": testidp.TestIdP(os.path.join(d, "unknown"), entity_id=UNKNOWN_ENTITY_ID),
     }

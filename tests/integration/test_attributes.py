@@ -17,7 +17,9 @@ ENV_HEADERS = "\n".join(
     '    Header always set X-%s "expr=%%{reqenv:REPLAYSP_%s}"' % (h, v) for h, v in [
         ("Mail", "mail"), ("Group", "group"), ("Group0", "group_0"), ("Group1", "group_1"),
         ("GroupN", "group_N"), ("NameID", "NAME_ID"), ("IdP", "IDP"),
-        ("Oid", "urn_oid_1_3_6_1_4_1_5923_1_1_1_6"), ("User", "USER_NONE")])
+        ("Oid", "urn_oid_1_3_6_1_4_1_5923_1_1_1_6"), ("User", "USER_NONE"),
+        ("Affil", "urn_oid_1_3_6_1_4_1_5923_1_1_1_9"),
+        ("AffilN", "urn_oid_1_3_6_1_4_1_5923_1_1_1_9_N"), ("Scoped", "urn_example_scoped")])
 
 
 def instance(workdir, module_so, redis, sp_config, name, location_extra=""):
@@ -148,3 +150,63 @@ def test_require_attribute_needs_a_name_and_a_value(workdir, module_so, redis, s
         "<Location /x>\n    Require replay-sp-attribute group\n</Location>\n")
     rc, out = h.configtest()
     assert rc != 0 and "replay-sp-attribute needs an attribute name" in out, out
+
+
+EPPN = "urn:oid:1.3.6.1.4.1.5923.1.1.1.6"
+AFFILIATION = "urn:oid:1.3.6.1.4.1.5923.1.1.1.9"
+
+
+@pytest.mark.expect_log("check_refused")
+def test_scoped_attributes_only_in_the_scopes_of_their_idp(workdir, module_so, redis,
+                                                           sp_config, idps, testidp):
+    """Each IdP may assert scoped values (eduPersonPrincipalName,
+    eduPersonScopedAffiliation, those named by ReplaySPScopedAttribute)
+    only in the scopes its metadata declares: idp1 example.org, idp2
+    example.net and its subdomains. Other values are dropped with a notice
+    (RSP01052: the scope, never the value); when the user attribute is one
+    of them, the response is refused (check=scope) before anything is
+    claimed."""
+    from stores import claim_key
+    h = instance(workdir, module_so, redis, sp_config, "scopes",
+                 location_extra="ReplaySPUserAttribute %s\n"
+                                "    ReplaySPScopedAttribute urn:example:scoped" % EPPN)
+    h.start()
+    try:
+        h.mark_log()
+        r = sign_in(h, idps["idp1"], sp_config, name_id="a7f3", attributes={
+            EPPN: ["alice@example.org"],
+            AFFILIATION: ["member@example.org", "staff@example.net", "faculty"],
+            "urn:example:scoped": ["x@evil.example"]})
+        assert r.status_code == 303, r.status_code
+        cookie, _ = session_cookie(r)
+        e = get(h.base_url + "/env", cookie=cookie)
+        assert e.headers["X-RSP-User"] == "alice@example.org"
+        assert e.headers["X-Affil"] == "member@example.org"
+        assert e.headers["X-AffilN"] == "1"
+        assert e.headers.get("X-Scoped", "") == ""
+        drops = [l for l in h.new_log_lines() if "RSP01052" in l]
+        assert len(drops) == 3, drops
+        assert any("its scope example.net" in l for l in drops)
+        assert any("no single scope" in l for l in drops)
+        assert any("its scope evil.example" in l and "attribute=urn:example:scoped" in l
+                   for l in drops)
+        assert not any("staff@" in l or "faculty" in l or "x@" in l for l in drops)
+        # idp2: its own scope and its subdomains, not idp1's
+        r = sign_in(h, idps["idp2"], sp_config, name_id="b1",
+                    attributes={EPPN: ["bob@dept.example.net"]})
+        assert r.status_code == 303, r.status_code
+        e = get(h.base_url + "/env", cookie=session_cookie(r)[0])
+        assert e.headers["X-RSP-User"] == "bob@dept.example.net"
+        for idp, user in (("idp2", "alice@example.org"), ("idp1", "bob@example.net"),
+                          ("idp2", "eve@example.net.evil.example"), ("idp1", "eve")):
+            aid = testidp.random_id()
+            h.mark_log()
+            r = sign_in(h, idps[idp], sp_config, name_id="x", assertion_id=aid,
+                        attributes={EPPN: [user]})
+            assert r.status_code == 400, (idp, user, r.status_code)
+            refused = [l for l in h.new_log_lines() if "RSP01004" in l]
+            assert len(refused) == 1 and "check=scope" in refused[0], refused
+            assert user not in refused[0]
+            assert not redis.client().exists(claim_key(idps[idp].entity_id, aid))
+    finally:
+        h.stop()

@@ -271,3 +271,24 @@ def test_good_guard_configuration_passes_configtest(make_instance, enc_files, re
     h.start()
     assert h.running()
     h.stop()
+
+
+@pytest.mark.parametrize("scope,why", [
+    (("(unclosed", True), "regular expression (unclosed"),
+    (" ", "an empty shibmd:Scope"),
+])
+def test_bad_scope_in_idp_metadata_refused(make_instance, workdir, idps, testidp, scope, why):
+    """An IdP metadata file whose shibmd:Scope cannot be used: refused at
+    configtest, naming the file, the IdP and why."""
+    d = common.make_dir(os.path.join(workdir, "config-scopes"))
+    path = os.path.join(d, "idp-%d.xml" % len(os.listdir(d)))
+    idp = idps["idp1"]
+    with open(path, "w") as f:
+        f.write(testidp.idp_metadata(idp.entity_id, idp.sso_url, idp.cert_path,
+                                     scopes=(scope,)))
+    h = make_instance("bad-scope-%d" % len(os.listdir(d)),
+                      sp_overrides={"idp_metadata": [path]})
+    rc, out = h.configtest()
+    assert rc != 0, out
+    assert path in out and idp.entity_id in out and why in out, out
+    h.gate_offset = h.log_size()

@@ -399,6 +399,7 @@ class Pysaml2IdP:
             "service": {
                 "idp": {
                     "name": "pysaml2 interop test IdP",
+                    "scope": ["example.org"],
                     "endpoints": {
                         "single_sign_on_service": [(self.sso_url, BINDING_HTTP_REDIRECT)],
                     },

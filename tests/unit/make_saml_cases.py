@@ -275,6 +275,14 @@ def response_cases(idp, rogue, dtd_port):
         "upn": ["alice@example.org"]})
     cases["empty-name-id"] = mint(name_id="", attributes={
         "upn": ["alice@example.org"]})
+    # scoped attributes: the unit IdP's metadata declares example.org
+    eppn, affiliation = ("urn:oid:1.3.6.1.4.1.5923.1.1.1.6",
+                         "urn:oid:1.3.6.1.4.1.5923.1.1.1.9")
+    cases["scoped-foreign"] = mint(attributes={
+        "mail": ["mallory@evil.example"], eppn: ["mallory@evil.example"]})
+    cases["scoped-mixed"] = mint(attributes={
+        eppn: ["alice@example.org"],
+        affiliation: ["staff@evil.example", "member@example.org"]})
     # Any Response: libxml2 2.9 checks an element's attributes pairwise;
     # the depth, on an element outside the signed assertion (Extensions)
     many = " ".join('a%d=""' % i for i in range(DECRYPTED_MAX_ATTRIBUTES + 1))

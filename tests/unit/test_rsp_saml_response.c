@@ -15,6 +15,7 @@
  * after the signatures. Any Response: the attributes of one element, the
  * depth. (Encrypted assertions: test_rsp_saml_decrypt.c.) */
 #include "rsp_unit_saml.h"
+#include "rsp_scope.h"
 
 static const rsp_unit_saml_case_t cases[] = {
     {"good-both-signed", NULL, "alice"},
@@ -115,6 +116,45 @@ START_TEST(test_user_without_name_id)
 }
 END_TEST
 
+/* Scoped attributes: the unit IdP declares example.org. A value in
+ * another scope is dropped (and named); when it is the user attribute's,
+ * the response is refused with check=scope. */
+START_TEST(test_scoped_attributes)
+{
+    const char *eppn = "urn:oid:1.3.6.1.4.1.5923.1.1.1.6";
+    const char *foreign = rsp_unit_saml_case(pool, "scoped-foreign");
+    const char *mixed = rsp_unit_saml_case(pool, "scoped-mixed");
+    const rsp_scope_drop_t *d;
+    rsp_assertion_t *a;
+    const char *check, *detail;
+
+    ck_assert_int_ne(rsp_unit_saml_process_user(foreign, eppn, &a, &check,
+                                                &detail), APR_SUCCESS);
+    ck_assert_str_eq(check, "scope");
+    ck_assert_ptr_nonnull(strstr(detail, "the scope evil.example"));
+    ck_assert_ptr_null(strstr(detail, "mallory"));
+    /* not the user attribute: dropped, the rest kept */
+    ck_assert_int_eq(rsp_unit_saml_process_user(foreign, "mail", &a, &check,
+                                                &detail), APR_SUCCESS);
+    ck_assert_int_eq(a->attributes->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(a->attributes, 0, rsp_attribute_t).name,
+                     "mail");
+    ck_assert_int_eq(a->scope_dropped->nelts, 1);
+    d = &APR_ARRAY_IDX(a->scope_dropped, 0, rsp_scope_drop_t);
+    ck_assert_str_eq(d->name, eppn);
+    ck_assert_str_eq(d->scope, "evil.example");
+    /* the user's own value in scope, another attribute's value out of it */
+    ck_assert_int_eq(rsp_unit_saml_process_user(mixed, eppn, &a, &check,
+                                                &detail), APR_SUCCESS);
+    ck_assert_int_eq(a->attributes->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(a->attributes, 1, rsp_attribute_t).value,
+                     "member@example.org");
+    ck_assert_int_eq(a->scope_dropped->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(a->scope_dropped, 0, rsp_scope_drop_t).scope,
+                     "evil.example");
+}
+END_TEST
+
 static Suite *response_suite(void)
 {
     Suite *s = suite_create("rsp_saml_response");
@@ -126,6 +166,7 @@ static Suite *response_suite(void)
     tcase_add_test(tc, test_external_dtd_never_fetched);
     tcase_add_test(tc, test_verdicts_are_stable);
     tcase_add_test(tc, test_user_without_name_id);
+    tcase_add_test(tc, test_scoped_attributes);
     suite_add_tcase(s, tc);
     return s;
 }
