@@ -85,18 +85,11 @@ int rsp_check_authn(request_rec *r)
         || sess->expires <= apr_time_now()) {
         return no_session(r, dc);
     }
-    if (dc->user_attribute) {
-        const char *u = rsp_attribute(sess->attributes, dc->user_attribute);
-        if (!u || !*u) {
-            return no_session(r, dc); /* made under another configuration */
-        }
-        r->user = apr_pstrdup(r->pool, u);
-    }
-    else if (sess->name_id) {
-        r->user = apr_pstrdup(r->pool, sess->name_id);
-    }
-    else {
-        return no_session(r, dc); /* named by an attribute no longer set */
+    /* none: made under another configuration (an attribute no longer
+     * set, or a NameID-less session and no ReplaySPUserAttribute now) */
+    if (!(r->user = (char *)rsp_session_user(r->pool, sess, dc->user_attribute,
+                                             rsp_cfg_qualify_user(dc)))) {
+        return no_session(r, dc);
     }
     r->ap_auth_type = AUTH_TYPE;
     export_env(r, dc, sess);

@@ -67,6 +67,7 @@ void *rsp_create_dir_cfg(apr_pool_t *p, char *dir)
     dc->request_lifetime = RSP_UNSET;
     dc->allow_unsolicited = RSP_UNSET;
     dc->bind_requests = RSP_UNSET;
+    dc->qualify_user = RSP_UNSET;
     dc->guard = RSP_UNSET;
     return dc;
 }
@@ -91,6 +92,7 @@ void *rsp_merge_dir_cfg(apr_pool_t *p, void *basev, void *addv)
     MERGE_NUM(request_lifetime);
     MERGE_NUM(allow_unsolicited);
     MERGE_NUM(bind_requests);
+    MERGE_NUM(qualify_user);
     MERGE_PTR(redirect_domains);
     MERGE_NUM(guard);
     return dc;
@@ -141,6 +143,14 @@ apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc)
 int rsp_cfg_bind_requests(const rsp_dir_cfg_t *dc)
 {
     return dc->bind_requests != 0;
+}
+
+int rsp_cfg_qualify_user(const rsp_dir_cfg_t *dc)
+{
+    if (dc->qualify_user != RSP_UNSET) {
+        return dc->qualify_user;
+    }
+    return dc->sp && dc->sp->def.idp_ids && dc->sp->def.idp_ids->nelts > 1;
 }
 
 int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc)
@@ -577,6 +587,12 @@ static const char *set_bind_requests(cmd_parms *cmd, void *mconfig, int on)
     return NULL;
 }
 
+static const char *set_qualify_user(cmd_parms *cmd, void *mconfig, int on)
+{
+    ((rsp_dir_cfg_t *)mconfig)->qualify_user = on ? 1 : 0;
+    return NULL;
+}
+
 static const char *set_allow_unsolicited(cmd_parms *cmd, void *mconfig, int on)
 {
     ((rsp_dir_cfg_t *)mconfig)->allow_unsolicited = on ? 1 : 0;
@@ -696,6 +712,9 @@ const command_rec rsp_cmds[] = {
                   "(validate and claim each POSTed response before the SP "
                   "reads it); Report: the same checks and claims, what would "
                   "be refused logged and passed on (default Off)"),
+    AP_INIT_FLAG("ReplaySPQualifyUser", set_qualify_user, NULL, ACCESS_CONF,
+                 "On: a REMOTE_USER from the NameID is IdP!SP!NameID (default: "
+                 "On when the SP trusts more than one IdP)"),
     AP_INIT_FLAG("ReplaySPBindRequests", set_bind_requests, NULL, ACCESS_CONF,
                  "On: a sign-in's answer is taken only from the browser that "
                  "started it (a cookie set with the AuthnRequest: login CSRF) "

@@ -82,6 +82,7 @@ typedef struct {
     apr_int64_t request_lifetime;
     int allow_unsolicited;        /* RSP_UNSET, 0, 1 */
     int bind_requests;            /* ReplaySPBindRequests: RSP_UNSET, 0, 1 */
+    int qualify_user;             /* ReplaySPQualifyUser: RSP_UNSET, 0, 1 */
     apr_array_header_t *redirect_domains; /* const char *; NULL: unset */
     int guard;                    /* ReplaySPGuard: RSP_UNSET, 0,
                                    * RSP_GUARD_ON, RSP_GUARD_REPORT */
@@ -106,5 +107,7 @@ const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc);
 apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc);
 int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc);
 int rsp_cfg_bind_requests(const rsp_dir_cfg_t *dc);
+/* ReplaySPQualifyUser; unset: On when the SP trusts more than one IdP. */
+int rsp_cfg_qualify_user(const rsp_dir_cfg_t *dc);
 
 #endif

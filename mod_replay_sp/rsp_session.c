@@ -27,6 +27,29 @@ const char *rsp_session_key(apr_pool_t *p, const char *prefix,
     return rsp_session_key_of_hash(p, prefix, rsp_session_hash(p, session_id));
 }
 
+const char *rsp_session_user(apr_pool_t *p, const rsp_session_t *s,
+                             const char *user_attribute, int qualify)
+{
+    int i;
+
+    if (user_attribute) {
+        for (i = 0; s->attributes && i < s->attributes->nelts; i++) {
+            const rsp_attribute_t *a =
+                &APR_ARRAY_IDX(s->attributes, i, rsp_attribute_t);
+            if (!strcmp(a->name, user_attribute)) {
+                return *a->value ? a->value : NULL;
+            }
+        }
+        return NULL;
+    }
+    if (!s->name_id || !*s->name_id) {
+        return NULL;
+    }
+    return qualify ? apr_pstrcat(p, s->issuer, "!", s->sp, "!", s->name_id,
+                                 NULL)
+                   : s->name_id;
+}
+
 /* Sessions keep their escaping (RSP_RECORD_SESSION): '+' and most
  * punctuation are written as they are. */
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s)

@@ -37,6 +37,14 @@ const char *rsp_session_hash(apr_pool_t *p, const char *session_id);
 const char *rsp_session_key_of_hash(apr_pool_t *p, const char *prefix,
                                     const char *hash);
 
+/* The user a session names (REMOTE_USER): the first value of
+ * user_attribute when that is given (NULL when the session has none);
+ * else its NameID (NULL when it has none), qualified when qualify as
+ * "IdP!SP!NameID" (the issuer's and this SP's entity IDs, as Shibboleth
+ * SP writes a persistent ID): a NameID is unique per IdP only. */
+const char *rsp_session_user(apr_pool_t *p, const rsp_session_t *s,
+                             const char *user_attribute, int qualify);
+
 const char *rsp_session_encode(apr_pool_t *p, const rsp_session_t *s);
 
 /* APR_EINVAL when data is not a well-formed version-1 record with the

@@ -316,6 +316,12 @@ class Httpd:
         return self._log_since(self.gate_offset).splitlines()
 
 
+def qualified_user(idp_entity_id, sp_entity_id, name_id):
+    """REMOTE_USER of a NameID at an SP that trusts more than one IdP
+    (ReplaySPQualifyUser's default): IdP!SP!NameID."""
+    return "%s!%s!%s" % (idp_entity_id, sp_entity_id, name_id)
+
+
 def bad_log_lines(lines, allowed=()):
     """Lines at warn level or above (and raw GLib/libxml2 warnings) that
     contain none of the ``allowed`` substrings."""

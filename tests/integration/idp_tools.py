@@ -66,6 +66,11 @@ class Saml:
         self.acs_url = acs_url
         self.testidp = testidp
 
+    def user(self, name_id, idp="idp1"):
+        """REMOTE_USER of name_id from idp at the fleet's SP, which trusts
+        more than one IdP: qualified (ReplaySPQualifyUser's default)."""
+        return "%s!%s!%s" % (self.idps[idp].entity_id, self.sp_entity_id, name_id)
+
     def mint(self, idp="idp1", assertion_id=None, **kw):
         i = self.idps[idp]
         aid = assertion_id or self.testidp.random_id()

@@ -60,7 +60,8 @@ def test_attributes_exported_and_required(workdir, module_so, redis, sp_config, 
         assert e.headers["X-IdP"] == idps["idp1"].entity_id
         assert e.headers["X-Oid"] == "alice@example.org"
         assert e.headers.get("X-User", "") == ""
-        assert e.headers["X-RSP-User"] == "alice"
+        assert e.headers["X-RSP-User"] == httpd_fleet.qualified_user(
+            idps["idp1"].entity_id, sp_config["entity_id"], "alice")
         assert get(h.base_url + "/staff", cookie=cookie).status_code == 200
         assert get(h.base_url + "/wheel", cookie=cookie).status_code == 401
         assert get(h.base_url + "/staff").status_code == 302          # no session: to the IdP
@@ -210,3 +211,51 @@ def test_scoped_attributes_only_in_the_scopes_of_their_idp(workdir, module_so, r
             assert not redis.client().exists(claim_key(idps[idp].entity_id, aid))
     finally:
         h.stop()
+
+
+@pytest.mark.parametrize("qualify", [None, "On", "Off"])
+def test_a_name_id_from_two_idps_is_two_users(workdir, module_so, redis, sp_config, idps,
+                                              qualify):
+    """A NameID is unique per IdP only: with more than one IdP trusted,
+    REMOTE_USER is IdP!SP!NameID by default (ReplaySPQualifyUser), so the
+    same NameID from two IdPs is two users; the NameID itself stays in
+    REPLAYSP_NAME_ID. ReplaySPQualifyUser Off gives the plain NameID."""
+    extra = "ReplaySPQualifyUser %s" % qualify if qualify else ""
+    h = instance(workdir, module_so, redis, sp_config, "qualify-%s" % qualify,
+                 location_extra=extra)
+    h.start()
+    try:
+        users = []
+        for idp in ("idp1", "idp2"):
+            r = sign_in(h, idps[idp], sp_config, name_id="a7f3")
+            assert r.status_code == 303, r.status_code
+            e = get(h.base_url + "/env", cookie=session_cookie(r)[0])
+            assert e.headers["X-NameID"] == "a7f3"
+            assert e.headers["X-IdP"] == idps[idp].entity_id
+            users.append(e.headers["X-RSP-User"])
+        if qualify == "Off":
+            assert users == ["a7f3", "a7f3"]
+        else:
+            assert users == [httpd_fleet.qualified_user(idps[i].entity_id,
+                                                        sp_config["entity_id"], "a7f3")
+                             for i in ("idp1", "idp2")]
+    finally:
+        h.stop()
+
+
+def test_a_name_id_from_the_one_idp_is_the_user(workdir, module_so, redis, sp_config, idps):
+    """One IdP trusted: REMOTE_USER is the plain NameID (by default), as
+    before; ReplaySPQualifyUser On qualifies it all the same."""
+    one = dict(sp_config, idp_metadata=[idps["idp1"].metadata_path])
+    for qualify, want in (("", "alice"),
+                          ("ReplaySPQualifyUser On", httpd_fleet.qualified_user(
+                              idps["idp1"].entity_id, sp_config["entity_id"], "alice"))):
+        h = instance(workdir, module_so, redis, one, "one-idp-%d" % len(qualify),
+                     location_extra=qualify)
+        h.start()
+        try:
+            r = sign_in(h, idps["idp1"], one, name_id="alice")
+            e = get(h.base_url + "/env", cookie=session_cookie(r)[0])
+            assert e.headers["X-RSP-User"] == want
+        finally:
+            h.stop()

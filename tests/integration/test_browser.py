@@ -96,7 +96,8 @@ def test_browser_sign_in_each_step_on_another_replica_then_logout(fleet, store, 
     # 4. back to the page, on replica 3, with the session and attributes
     g = browse(r3.base_url + p.headers["Location"], cookie=cookie)
     assert g.status_code == 200
-    assert g.headers["X-RSP-User"] == "alice"
+    assert g.headers["X-RSP-User"] == httpd_fleet.qualified_user(
+        "https://http-idp.test.example/idp", fleet.entity_id, "alice")
     assert g.headers["X-Mail"] == "alice@example.org"
     assert g.headers["X-Group1"] == "admins" and g.headers["X-GroupN"] == "2"
 

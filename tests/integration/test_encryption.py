@@ -99,7 +99,7 @@ def test_encrypted_accepted_once_fleet_wide(fleet, saml, store, sp_keys, testidp
                   **SHAPES[shape])
     cookie = accepted_once(fleet, store, m)
     r = get(fleet.public + PAGE, cookie=cookie)
-    assert r.headers.get("X-RSP-User") == "enc-" + data
+    assert r.headers.get("X-RSP-User") == saml.user("enc-" + data)
 
 
 @pytest.mark.expect_log("replay_refused")

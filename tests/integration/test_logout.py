@@ -15,6 +15,7 @@ import pytest
 import http_client
 import httpd_fleet
 from http_client import get, post_acs, session_cookie
+from idp_tools import IDP1_ENTITY_ID
 from stores import KEY_PREFIX, session_key
 
 PAGE = "/app/page.html"
@@ -35,10 +36,13 @@ def sign_in(fleet, saml, idp="idp1", name_id="alice", session_index=None):
     return cookie
 
 
-def signed_in_everywhere(fleet, cookie, user):
+def signed_in_everywhere(fleet, cookie, user, idp=IDP1_ENTITY_ID):
+    """On every replica and the balancer, cookie is user's session (a NameID
+    from idp: REMOTE_USER qualified, the fleet trusting two IdPs)."""
+    want = httpd_fleet.qualified_user(idp, fleet.entity_id, user)
     for name, base in fleet.targets():
         g = get(base + PAGE, cookie=cookie)
-        if g.status_code != 200 or g.headers.get("X-RSP-User") != user:
+        if g.status_code != 200 or g.headers.get("X-RSP-User") != want:
             return False
     return True
 

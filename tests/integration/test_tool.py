@@ -238,7 +238,7 @@ def test_sessions_end_signs_the_user_out_of_every_replica(fleet, saml, store):
             g = get(base + PAGE, cookie=c)
             assert g.status_code == 302, (name, g.status_code)
         g = get(base + PAGE, cookie=erin)
-        assert g.status_code == 200 and g.headers.get("X-RSP-User") == "erin", name
+        assert g.status_code == 200 and g.headers.get("X-RSP-User") == saml.user("erin"), name
     again = run("sessions", store.url, "--issuer", issuer, "--name-id", "dora")
     assert "0 sessions of dora" in again.stdout, again.stdout
     # dora's NameID entry is dropped on every server that had a copy (with

@@ -302,6 +302,42 @@ START_TEST(test_session_without_name_id)
 }
 END_TEST
 
+/* The user a session names: an attribute's first value, or the NameID,
+ * qualified with both entity IDs when asked (a NameID is unique per IdP
+ * only). */
+START_TEST(test_session_user)
+{
+    rsp_session_t s;
+    rsp_attribute_t *a;
+
+    memset(&s, 0, sizeof(s));
+    s.sp = "https://sp.example.org/saml";
+    s.issuer = "https://idp.example.org";
+    s.name_id = "a7f3";
+    s.attributes = apr_array_make(pool, 2, sizeof(rsp_attribute_t));
+    a = apr_array_push(s.attributes);
+    a->name = "mail";
+    a->value = "alice@example.org";
+    a = apr_array_push(s.attributes);
+    a->name = "mail";
+    a->value = "second@example.org";
+    a = apr_array_push(s.attributes);
+    a->name = "empty";
+    a->value = "";
+    ck_assert_str_eq(rsp_session_user(pool, &s, NULL, 0), "a7f3");
+    ck_assert_str_eq(rsp_session_user(pool, &s, NULL, 1),
+                     "https://idp.example.org!https://sp.example.org/saml!a7f3");
+    /* an attribute names the user as it is, qualified or not */
+    ck_assert_str_eq(rsp_session_user(pool, &s, "mail", 1), "alice@example.org");
+    ck_assert_ptr_null(rsp_session_user(pool, &s, "uid", 0));
+    ck_assert_ptr_null(rsp_session_user(pool, &s, "empty", 0));
+    s.name_id = NULL;
+    ck_assert_ptr_null(rsp_session_user(pool, &s, NULL, 0));
+    ck_assert_ptr_null(rsp_session_user(pool, &s, NULL, 1));
+    ck_assert_str_eq(rsp_session_user(pool, &s, "mail", 0), "alice@example.org");
+}
+END_TEST
+
 START_TEST(test_decode_bad_version)
 {
     expect_reject("v=2&sp=s&iss=i&nid=n&ct=1&exp=2");
@@ -410,6 +446,7 @@ static Suite *session_suite(void)
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_add_test(tc, test_decode_missing_mandatory);
     tcase_add_test(tc, test_session_without_name_id);
+    tcase_add_test(tc, test_session_user);
     tcase_add_test(tc, test_decode_bad_version);
     tcase_add_test(tc, test_decode_bad_escapes);
     tcase_add_test(tc, test_decode_embedded_nul);
