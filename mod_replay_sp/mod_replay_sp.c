@@ -389,6 +389,8 @@ static int rsp_handler(request_rec *r)
         return rsp_logout_handler(r, dc);
     case RSP_EP_SLO:
         return rsp_slo_handler(r, dc);
+    case RSP_EP_DISCOFEED:
+        return rsp_discofeed_handler(r, dc);
     default:
         return DECLINED;
     }

@@ -2,6 +2,7 @@
 #include <apr_fnmatch.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
+#include <apr_uri.h>
 #include <http_core.h>
 
 #include "mod_replay_sp_config.h"
@@ -430,6 +431,24 @@ static const char *add_sha1_idp(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+/* ReplaySPDiscoveryURL URL: an absolute http(s) URL without a fragment. */
+static const char *set_discovery_url(cmd_parms *cmd, void *mconfig,
+                                     const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    apr_uri_t u;
+
+    if (apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || !u.scheme
+        || (strcasecmp(u.scheme, "https") && strcasecmp(u.scheme, "http"))
+        || !u.hostname || !*u.hostname || u.fragment || strchr(arg, '#')
+        || strpbrk(arg, " \t\r\n\"<>")) {
+        return invalid(cmd, arg, "expected an absolute http or https URL "
+                       "without a fragment");
+    }
+    sp->def.discovery_url = arg;
+    return NULL;
+}
+
 /* ReplaySPScopedAttribute NAME...: more scoped attributes (rsp_scope.h). */
 static const char *add_scoped_attribute(cmd_parms *cmd, void *mconfig,
                                         const char *arg)
@@ -677,6 +696,9 @@ const command_rec rsp_cmds[] = {
     AP_INIT_ITERATE("ReplaySPAllowSHA1", add_sha1_idp, NULL, ACCESS_CONF,
                     "IdP entityIDs whose RSA-SHA1 signatures and SHA-1 "
                     "digests are accepted, each use logged (default: none)"),
+    AP_INIT_TAKE1("ReplaySPDiscoveryURL", set_discovery_url, NULL, ACCESS_CONF,
+                  "URL of a discovery service where a browser without a session "
+                  "chooses among the SP's IdPs (default: none, the first IdP)"),
     AP_INIT_ITERATE("ReplaySPScopedAttribute", add_scoped_attribute, NULL,
                     ACCESS_CONF, "Names of attributes whose values are "
                     "user@scope, kept only in the scopes the IdP's metadata "

@@ -11,9 +11,35 @@
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_signin.h"
 #include "rsp_claim.h"
+#include "rsp_pct.h"
 #include "rsp_util.h"
 
 APLOG_USE_MODULE(replay_sp);
+
+/* No IdP chosen among several, and a discovery service configured: the
+ * browser goes there (SAML IdP Discovery Protocol), to come back to the
+ * login endpoint with the choice (returnIDParam=IdP) and where it was
+ * going (ReturnTo). */
+static int to_discovery(request_rec *r, rsp_dir_cfg_t *dc, const char *return_to)
+{
+    const char *disco = dc->sp->def.discovery_url;
+    const char *back = apr_pstrcat(r->pool, rsp_endpoint_url(r, dc, "login"),
+                                   "?ReturnTo=",
+                                   rsp_pct_escape(r->pool, return_to,
+                                                  RSP_PCT_UNRESERVED), NULL);
+    const char *url = apr_pstrcat(
+        r->pool, disco, strchr(disco, '?') ? "&" : "?", "entityID=",
+        rsp_pct_escape(r->pool, dc->sp->def.entity_id, RSP_PCT_UNRESERVED),
+        "&return=", rsp_pct_escape(r->pool, back, RSP_PCT_UNRESERVED),
+        "&returnIDParam=IdP", NULL);
+
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, RSP_LOGNO(01053)
+                  "sign-in: to the discovery service %s to choose an IdP "
+                  "(client %s)", disco, r->useragent_ip);
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "Location", url);
+    return HTTP_MOVED_TEMPORARILY;
+}
 
 int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                     const char *return_to)
@@ -26,6 +52,9 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
 
     if (!st) {
         return rsp_unavailable(r);
+    }
+    if (!idp && dc->sp->def.discovery_url && dc->sp->def.idp_ids->nelts > 1) {
+        return to_discovery(r, dc, return_to);
     }
     if (!idp) {
         idp = APR_ARRAY_IDX(dc->sp->def.idp_ids, 0, const char *);

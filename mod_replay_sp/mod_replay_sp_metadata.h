@@ -5,5 +5,6 @@
 #include "mod_replay_sp_config.h"
 
 int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc);
+int rsp_discofeed_handler(request_rec *r, rsp_dir_cfg_t *dc);
 
 #endif

@@ -91,6 +91,9 @@ rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc)
     if (!strcmp(r->uri + len + 1, "slo")) {
         return RSP_EP_SLO;
     }
+    if (!strcmp(r->uri + len + 1, "DiscoFeed")) {
+        return RSP_EP_DISCOFEED;
+    }
     return RSP_EP_NONE;
 }
 

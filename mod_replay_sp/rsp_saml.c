@@ -47,6 +47,7 @@
 #include "rsp_saml_int.h"
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
+#include "rsp_idp_ui.h"
 #include "rsp_scope.h"
 
 
@@ -548,6 +549,8 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                                   sizeof(apr_array_header_t *));
     sp->idp_scopes = apr_array_make(p, sp->idp_files->nelts,
                                     sizeof(rsp_scopes_t *));
+    sp->idp_ui = apr_array_make(p, sp->idp_files->nelts,
+                                sizeof(rsp_idp_ui_t *));
     for (i = 0; i < sp->idp_files->nelts; i++) {
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
         const char *file, *why = NULL;
@@ -600,6 +603,8 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                 return APR_EINVAL;
             }
             APR_ARRAY_PUSH(sp->idp_scopes, rsp_scopes_t *) = scopes;
+            APR_ARRAY_PUSH(sp->idp_ui, rsp_idp_ui_t *) =
+                rsp_idp_ui_of_metadata(p, prov->ProviderID, md);
             APR_ARRAY_PUSH(sp->idp_ids, const char *) =
                 apr_pstrdup(p, prov->ProviderID);
             APR_ARRAY_PUSH(sp->idp_metadata, const char *) = bare;

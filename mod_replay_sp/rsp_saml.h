@@ -11,6 +11,8 @@
 
 typedef struct _LassoServer rsp_lasso_server_t;
 
+#define RSP_IDPDISC_NS "urn:oasis:names:tc:SAML:profiles:SSO:idp-discovery-protocol"
+
 /* One value of one attribute; a multi-valued attribute is several of these
  * with the same name, in the assertion's order. */
 typedef struct {
@@ -32,6 +34,7 @@ typedef struct {
     apr_array_header_t *enc_cert_files; /* const char * */
     int enc_publish;
     apr_array_header_t *sha1_idps;      /* const char *: ReplaySPAllowSHA1 */
+    const char *discovery_url;          /* ReplaySPDiscoveryURL, or NULL */
     apr_array_header_t *scoped_names;   /* const char *: ReplaySPScopedAttribute
                                          * (beside rsp_scope.h's defaults) */
     int guard;                          /* guards another SP: no signing
@@ -48,6 +51,8 @@ typedef struct {
     apr_array_header_t *idp_keys;     /* their public keys (PEM), same order */
     apr_array_header_t *idp_scopes;   /* rsp_scopes_t *: the scopes each
                                        * declares, same order */
+    apr_array_header_t *idp_ui;       /* rsp_idp_ui_t *: how each is shown
+                                       * in discovery, same order */
     const struct rsp_saml_keys *keys; /* those and the signing key, loaded
                                        * once: what servers are built from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that

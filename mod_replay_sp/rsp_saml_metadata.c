@@ -60,7 +60,7 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_CBC "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_CBC "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>\n  ";
-    const char *sign_kd, *enc_kd, *kds = "";
+    const char *sign_kd, *enc_kd, *kds = "", *ext = "";
 
     /* A guard has no key pair of its own: its metadata (for its own
      * LassoServer only) has no KeyDescriptor. */
@@ -74,6 +74,14 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
                            "</md:KeyDescriptor>\n", sign_kd, enc_kd, methods);
     }
 
+    /* Where a discovery service sends the browser back with its choice:
+     * the login endpoint (IdP Discovery Protocol, returnIDParam=IdP). */
+    if (sp->discovery_url && with_keys) {
+        ext = apr_psprintf(
+            p, "  <md:Extensions><idpdisc:DiscoveryResponse xmlns:idpdisc=\""
+            RSP_IDPDISC_NS "\" Binding=\"" RSP_IDPDISC_NS "\" Location=\"%s/login\" "
+            "index=\"0\"/></md:Extensions>\n", xml_escape(p, base_url));
+    }
     return apr_psprintf(
         p,
         "<?xml version=\"1.0\"?>\n"
@@ -81,7 +89,7 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\" entityID=\"%s\">\n"
         " <md:SPSSODescriptor WantAssertionsSigned=\"true\" "
         "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\">\n"
-        "%s"
+        "%s%s"
         "  <md:SingleLogoutService "
         "Binding=\"urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect\" "
         "Location=\"%s/slo\"/>\n"
@@ -93,7 +101,7 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), kds, xml_escape(p, base_url),
+        xml_escape(p, sp->entity_id), ext, kds, xml_escape(p, base_url),
         xml_escape(p, base_url), xml_escape(p, base_url));
 }
 

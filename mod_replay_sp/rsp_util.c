@@ -254,3 +254,34 @@ apr_int64_t rsp_ttl_seconds(apr_int64_t ttl_ms)
 {
     return (ttl_ms + 999) / 1000;
 }
+
+const char *rsp_json_string(apr_pool_t *p, const char *s)
+{
+    char *out, *o;
+    const unsigned char *c;
+
+    if (!s) {
+        return "null";
+    }
+    out = o = apr_palloc(p, strlen(s) * 6 + 3);
+    *o++ = '"';
+    for (c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)*c;
+        }
+        else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&') {
+            o += apr_snprintf(o, 7, "\\u%04x", *c);
+        }
+        else if (c[0] == 0xE2 && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9)) {
+            o += apr_snprintf(o, 7, "\\u%04x", c[2] == 0xA8 ? 0x2028 : 0x2029);
+            c += 2;
+        }
+        else {
+            *o++ = (char)*c;
+        }
+    }
+    *o++ = '"';
+    *o = '\0';
+    return out;
+}

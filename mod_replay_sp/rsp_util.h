@@ -43,4 +43,8 @@ apr_int64_t rsp_ttl_seconds(apr_int64_t ttl_ms);
 /* Format an apr_time_t as xs:dateTime UTC with seconds ("...Z"). */
 const char *rsp_format_time(apr_pool_t *p, apr_time_t t);
 
+/* s as a JSON string, quotes included ("null" for NULL); '<', '>', '&',
+ * U+2028 and U+2029 escaped too, so that it can stand in an HTML page. */
+const char *rsp_json_string(apr_pool_t *p, const char *s);
+
 #endif

@@ -85,29 +85,7 @@ const char *tool_opt(const tool_t *t, const char *name)
 
 const char *tool_json(apr_pool_t *p, const char *s)
 {
-    char *out, *o;
-
-    if (!s) {
-        return "null";
-    }
-    out = o = apr_palloc(p, strlen(s) * 6 + 3);
-    *o++ = '"';
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            *o++ = '\\';
-            *o++ = (char)c;
-        }
-        else if (c < 0x20) {
-            o += apr_snprintf(o, 7, "\\u%04x", c);
-        }
-        else {
-            *o++ = (char)c;
-        }
-    }
-    *o++ = '"';
-    *o = '\0';
-    return out;
+    return rsp_json_string(p, s);
 }
 
 const char *tool_time(apr_pool_t *p, apr_time_t t)

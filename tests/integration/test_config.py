@@ -100,6 +100,11 @@ BAD = [
     ("timeout_text", "ReplaySPStoreTimeout", dict(server_extra="ReplaySPStoreTimeout soon")),
     ("skew_negative", "ReplaySPClockSkew", dict(location_extra="ReplaySPClockSkew -5")),
     ("window_zero", "ReplaySPMaxAssertionWindow", dict(location_extra="ReplaySPMaxAssertionWindow 0")),
+    ("discovery_relative", "ReplaySPDiscoveryURL", dict(location_extra="ReplaySPDiscoveryURL /ds")),
+    ("discovery_scheme", "ReplaySPDiscoveryURL",
+     dict(location_extra="ReplaySPDiscoveryURL ftp://ds.example/")),
+    ("discovery_fragment", "ReplaySPDiscoveryURL",
+     dict(location_extra="ReplaySPDiscoveryURL https://ds.example/#x")),
 ]
 
 
