@@ -391,6 +391,8 @@ static int rsp_handler(request_rec *r)
         return rsp_slo_handler(r, dc);
     case RSP_EP_DISCOFEED:
         return rsp_discofeed_handler(r, dc);
+    case RSP_EP_DISCOVERY:
+        return rsp_discovery_handler(r, dc);
     default:
         return DECLINED;
     }

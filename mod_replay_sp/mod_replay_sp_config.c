@@ -449,6 +449,31 @@ static const char *set_discovery_url(cmd_parms *cmd, void *mconfig,
     return NULL;
 }
 
+/* ReplaySPDefaultIdP ENTITYID (checked against the SP's IdPs when the
+ * configuration is loaded) and ReplaySPDiscoveryStylesheet URL. */
+static const char *set_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    if (!*arg) {
+        return invalid(cmd, arg, "expected a value");
+    }
+    if (cmd->info) {
+        if (strncasecmp(arg, "https://", 8) && arg[0] != '/') {
+            return invalid(cmd, arg, "expected an https URL or a path");
+        }
+        if (strpbrk(arg, " \t\r\n\"'<>;,")) {
+            return invalid(cmd, arg, "a URL without spaces, quotes, "
+                           "brackets, ';' or ','");
+        }
+        sp->def.discovery_stylesheet = arg;
+    }
+    else {
+        sp->def.default_idp = arg;
+    }
+    return NULL;
+}
+
 /* ReplaySPScopedAttribute NAME...: more scoped attributes (rsp_scope.h). */
 static const char *add_scoped_attribute(cmd_parms *cmd, void *mconfig,
                                         const char *arg)
@@ -699,6 +724,13 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPDiscoveryURL", set_discovery_url, NULL, ACCESS_CONF,
                   "URL of a discovery service where a browser without a session "
                   "chooses among the SP's IdPs (default: none, the first IdP)"),
+    AP_INIT_TAKE1("ReplaySPDefaultIdP", set_sp_word, NULL, ACCESS_CONF,
+                  "Entity ID of the IdP a browser without a session is sent to "
+                  "(default: with several IdPs, the discovery service or page; "
+                  "with one, that one)"),
+    AP_INIT_TAKE1("ReplaySPDiscoveryStylesheet", set_sp_word, (void *)1,
+                  ACCESS_CONF, "Stylesheet of the built-in discovery page, "
+                  "an https URL or a path (default: its own)"),
     AP_INIT_ITERATE("ReplaySPScopedAttribute", add_scoped_attribute, NULL,
                     ACCESS_CONF, "Names of attributes whose values are "
                     "user@scope, kept only in the scopes the IdP's metadata "

@@ -1,7 +1,10 @@
-/* SP-initiated login. Everything that crosses requests is in the shared
- * store (the records and keys are rsp_pending.h's), so the redirect, the
- * ACS and the application may each be served by a different replica. */
+/* SP-initiated login, and choosing the IdP it goes to (a discovery
+ * service, or the built-in page at PATH/discovery). Everything that crosses
+ * requests is in the shared store (the records and keys are
+ * rsp_pending.h's), so the redirect, the ACS and the application may each
+ * be served by a different replica. */
 #include <apr_strings.h>
+#include <util_cookies.h>
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
@@ -11,6 +14,7 @@
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_signin.h"
 #include "rsp_claim.h"
+#include "rsp_discovery.h"
 #include "rsp_pct.h"
 #include "rsp_util.h"
 
@@ -41,6 +45,35 @@ static int to_discovery(request_rec *r, rsp_dir_cfg_t *dc, const char *return_to
     return HTTP_MOVED_TEMPORARILY;
 }
 
+/* No IdP chosen among several, no service configured: the built-in
+ * page. */
+static int to_discovery_page(request_rec *r, rsp_dir_cfg_t *dc,
+                             const char *return_to)
+{
+    apr_table_setn(r->err_headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "Location", apr_pstrcat(
+        r->pool, rsp_endpoint_url(r, dc, "discovery"), "?ReturnTo=",
+        rsp_pct_escape(r->pool, return_to, RSP_PCT_UNRESERVED), NULL));
+    return HTTP_MOVED_TEMPORARILY;
+}
+
+/* The cookie that remembers the IdP a browser chose last (for the
+ * built-in page to offer it first): its entity ID, escaped. */
+static const char *remembered_cookie(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    return apr_pstrcat(r->pool, rsp_cfg_cookie(dc), "_idp", NULL);
+}
+
+static void remember_idp(request_rec *r, rsp_dir_cfg_t *dc, const char *idp)
+{
+    int https = !strncmp(rsp_endpoint_url(r, dc, "login"), "https:", 6);
+
+    apr_table_addn(r->err_headers_out, "Set-Cookie", apr_psprintf(
+        r->pool, "%s=%s; Path=%s; Max-Age=31536000; HttpOnly; SameSite=Lax%s",
+        remembered_cookie(r, dc), rsp_pct_escape(r->pool, idp, RSP_PCT_UNRESERVED),
+        rsp_cfg_endpoint(dc), https ? "; Secure" : ""));
+}
+
 int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
                     const char *return_to)
 {
@@ -53,8 +86,12 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     if (!st) {
         return rsp_unavailable(r);
     }
-    if (!idp && dc->sp->def.discovery_url && dc->sp->def.idp_ids->nelts > 1) {
-        return to_discovery(r, dc, return_to);
+    if (!idp && dc->sp->def.default_idp) {
+        idp = dc->sp->def.default_idp;
+    }
+    if (!idp && dc->sp->def.idp_ids->nelts > 1) {
+        return dc->sp->def.discovery_url ? to_discovery(r, dc, return_to)
+                                         : to_discovery_page(r, dc, return_to);
     }
     if (!idp) {
         idp = APR_ARRAY_IDX(dc->sp->def.idp_ids, 0, const char *);
@@ -129,7 +166,55 @@ int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
                           ap_escape_logitem(r->pool, idp), r->useragent_ip);
             return HTTP_BAD_REQUEST;
         }
+        remember_idp(r, dc, idp);
     }
     return rsp_login_start(r, dc, idp, return_to);
+}
+
+/* <path>/discovery?ReturnTo=...&q=...: the built-in page where a browser
+ * chooses among the SP's IdPs; each choice is a link to the login
+ * endpoint. */
+int rsp_discovery_handler(request_rec *r, rsp_dir_cfg_t *dc)
+{
+    rsp_discovery_in_t in;
+    const char *cookie = NULL;
+    int bad = 0, rc;
+
+    if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    memset(&in, 0, sizeof(in));
+    if ((rc = rsp_return_to(r, dc, "discovery", &in.return_to)) != OK) {
+        return rc;
+    }
+    in.query = rsp_query_arg(r, "q", &bad);
+    if (bad || (in.query && strlen(in.query) > 200)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                      "discovery refused: malformed, repeated or overlong q "
+                      "(client %s)", r->useragent_ip);
+        return HTTP_BAD_REQUEST;
+    }
+    if (ap_cookie_read(r, remembered_cookie(r, dc), &cookie, 0) == APR_SUCCESS
+        && cookie) {
+        in.remembered = rsp_pct_decode(r->pool, cookie, strlen(cookie), 0, NULL);
+    }
+    in.uis = dc->sp->def.idp_ui;
+    in.page_path = apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/discovery", NULL);
+    in.login_path = apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/login", NULL);
+    in.langs = rsp_accept_languages(r->pool,
+                                    apr_table_get(r->headers_in, "Accept-Language"));
+    in.stylesheet = dc->sp->def.discovery_stylesheet;
+    ap_set_content_type(r, "text/html; charset=utf-8");
+    apr_table_setn(r->headers_out, "Content-Security-Policy",
+                   rsp_discovery_csp(r->pool, in.stylesheet));
+    apr_table_setn(r->headers_out, "X-Content-Type-Options", "nosniff");
+    apr_table_setn(r->headers_out, "X-Frame-Options", "DENY");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "Vary", "Accept-Language, Cookie");
+    if (!r->header_only) {
+        ap_rputs(rsp_discovery_page(r->pool, &in), r);
+    }
+    return OK;
 }
 

@@ -94,6 +94,9 @@ rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc)
     if (!strcmp(r->uri + len + 1, "DiscoFeed")) {
         return RSP_EP_DISCOFEED;
     }
+    if (!strcmp(r->uri + len + 1, "discovery")) {
+        return RSP_EP_DISCOVERY;
+    }
     return RSP_EP_NONE;
 }
 

@@ -12,7 +12,7 @@ const char *rsp_attribute(const apr_array_header_t *attrs, const char *name);
 
 typedef enum {
     RSP_EP_NONE = 0, RSP_EP_ACS, RSP_EP_METADATA, RSP_EP_LOGIN, RSP_EP_LOGOUT,
-    RSP_EP_SLO, RSP_EP_DISCOFEED
+    RSP_EP_SLO, RSP_EP_DISCOFEED, RSP_EP_DISCOVERY
 } rsp_endpoint_t;
 rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc);
 

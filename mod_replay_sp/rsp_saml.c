@@ -629,6 +629,17 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         }
     }
     *input = RSP_SP_INPUT_OTHER;
+    for (j = 0; sp->default_idp && j < sp->idp_ids->nelts
+                && strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *),
+                          sp->default_idp);
+         j++)
+        ;
+    if (sp->default_idp && j == sp->idp_ids->nelts) {
+        *err = apr_psprintf(p, "ReplaySPDefaultIdP %s is none of this SP's "
+                            "IdPs (their entityIDs, from "
+                            "ReplaySPIdPMetadataFile)", sp->default_idp);
+        return APR_EINVAL;
+    }
     if ((rv = keys_load(&sp->keys, p, sp, err)) != APR_SUCCESS) {
         return rv;
     }

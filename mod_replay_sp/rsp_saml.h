@@ -35,6 +35,8 @@ typedef struct {
     int enc_publish;
     apr_array_header_t *sha1_idps;      /* const char *: ReplaySPAllowSHA1 */
     const char *discovery_url;          /* ReplaySPDiscoveryURL, or NULL */
+    const char *discovery_stylesheet;   /* ReplaySPDiscoveryStylesheet */
+    const char *default_idp;            /* ReplaySPDefaultIdP, or NULL */
     apr_array_header_t *scoped_names;   /* const char *: ReplaySPScopedAttribute
                                          * (beside rsp_scope.h's defaults) */
     int guard;                          /* guards another SP: no signing

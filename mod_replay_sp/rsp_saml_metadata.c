@@ -17,29 +17,7 @@
 #include "rsp_saml.h"
 #include "rsp_saml_int.h"
 #include "rsp_saml_shape.h"
-
-static const char *xml_escape(apr_pool_t *p, const char *s)
-{
-    apr_size_t len = 0;
-    const char *c;
-    char *out, *o;
-
-    for (c = s; *c; c++) {
-        len += (*c == '&') ? 5 : (*c == '<' || *c == '>') ? 4 : (*c == '"') ? 6 : 1;
-    }
-    out = o = apr_palloc(p, len + 1);
-    for (c = s; *c; c++) {
-        switch (*c) {
-        case '&': memcpy(o, "&amp;", 5); o += 5; break;
-        case '<': memcpy(o, "&lt;", 4); o += 4; break;
-        case '>': memcpy(o, "&gt;", 4); o += 4; break;
-        case '"': memcpy(o, "&quot;", 6); o += 6; break;
-        default: *o++ = *c;
-        }
-    }
-    *o = '\0';
-    return out;
-}
+#include "rsp_util.h"
 
 /* The SP's metadata; with_keys 0 leaves the KeyDescriptors out (the copy
  * our LassoServer is built from: Lasso would load each key through an
@@ -80,7 +58,7 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         ext = apr_psprintf(
             p, "  <md:Extensions><idpdisc:DiscoveryResponse xmlns:idpdisc=\""
             RSP_IDPDISC_NS "\" Binding=\"" RSP_IDPDISC_NS "\" Location=\"%s/login\" "
-            "index=\"0\"/></md:Extensions>\n", xml_escape(p, base_url));
+            "index=\"0\"/></md:Extensions>\n", rsp_html_escape(p, base_url));
     }
     return apr_psprintf(
         p,
@@ -101,8 +79,8 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "Location=\"%s/acs\"/>\n"
         " </md:SPSSODescriptor>\n"
         "</md:EntityDescriptor>\n",
-        xml_escape(p, sp->entity_id), ext, kds, xml_escape(p, base_url),
-        xml_escape(p, base_url), xml_escape(p, base_url));
+        rsp_html_escape(p, sp->entity_id), ext, kds, rsp_html_escape(p, base_url),
+        rsp_html_escape(p, base_url), rsp_html_escape(p, base_url));
 }
 
 const char *rsp_saml_metadata(apr_pool_t *p, const rsp_saml_sp_t *sp,

@@ -285,3 +285,28 @@ const char *rsp_json_string(apr_pool_t *p, const char *s)
     *o = '\0';
     return out;
 }
+
+const char *rsp_html_escape(apr_pool_t *p, const char *s)
+{
+    apr_size_t len = 0;
+    const char *c;
+    char *out, *o;
+
+    for (c = s; *c; c++) {
+        len += *c == '&' ? 5 : (*c == '<' || *c == '>') ? 4
+               : (*c == '"' || *c == '\'') ? 6 : 1;
+    }
+    out = o = apr_palloc(p, len + 1);
+    for (c = s; *c; c++) {
+        switch (*c) {
+        case '&': memcpy(o, "&amp;", 5); o += 5; break;
+        case '<': memcpy(o, "&lt;", 4); o += 4; break;
+        case '>': memcpy(o, "&gt;", 4); o += 4; break;
+        case '"': memcpy(o, "&quot;", 6); o += 6; break;
+        case '\'': memcpy(o, "&#039;", 6); o += 6; break;
+        default: *o++ = *c;
+        }
+    }
+    *o = '\0';
+    return out;
+}

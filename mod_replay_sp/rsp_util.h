@@ -47,4 +47,8 @@ const char *rsp_format_time(apr_pool_t *p, apr_time_t t);
  * U+2028 and U+2029 escaped too, so that it can stand in an HTML page. */
 const char *rsp_json_string(apr_pool_t *p, const char *s);
 
+/* s with &, <, >, " and ' as entities: text or an attribute value in
+ * HTML or XML. */
+const char *rsp_html_escape(apr_pool_t *p, const char *s);
+
 #endif

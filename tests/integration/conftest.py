@@ -259,8 +259,11 @@ def sp_keys(workdir, testidp):
 @pytest.fixture(scope="session")
 def sp_config(sp_keys, idps):
     key, cert = sp_keys
+    # idp1 is where a browser without a session goes (ReplaySPDefaultIdP):
+    # with two IdPs and no default it would choose on the discovery page
     return {"entity_id": SP_ENTITY_ID, "key_file": key, "cert_file": cert,
-            "idp_metadata": [idps["idp1"].metadata_path, idps["idp2"].metadata_path]}
+            "idp_metadata": [idps["idp1"].metadata_path, idps["idp2"].metadata_path],
+            "default_idp": idps["idp1"].entity_id}
 
 
 @pytest.fixture(scope="session")

@@ -337,7 +337,8 @@ def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=Fals
                  unsolicited=True):
     """The module's part of a replica's httpd.conf: the store, then a
     protected <Location /> with the SP settings (sp: entity_id, key_file,
-    cert_file, idp_metadata list; a missing/None entry is left out) and
+    cert_file, idp_metadata list, default_idp; a missing/None entry is left
+    out) and
     two headers that expose REMOTE_USER and AUTH_TYPE to the tests.
 
     The store monitor is off unless ``monitor``: it polls on its own clock,
@@ -365,6 +366,8 @@ def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=Fals
         lines.append('    ReplaySPCertFile "%s"' % sp["cert_file"])
     for md in sp.get("idp_metadata", ()):
         lines.append('    ReplaySPIdPMetadataFile "%s"' % md)
+    if sp.get("default_idp"):
+        lines.append('    ReplaySPDefaultIdP "%s"' % sp["default_idp"])
     if unsolicited:
         lines.append("    ReplaySPAllowUnsolicited On")
     lines.append('    Header always set X-RSP-User "expr=%{REMOTE_USER}"')

@@ -47,7 +47,8 @@ def http_idp(workdir, fleet, testidp):
     assert ready.wait(30), "the test IdP did not start"
     httpd = box["httpd"]
     try:
-        sp = dict(fleet.sp, idp_metadata=[httpd.idp.metadata_path] + fleet.sp["idp_metadata"])
+        sp = dict(fleet.sp, idp_metadata=[httpd.idp.metadata_path] + fleet.sp["idp_metadata"],
+                  default_idp=httpd.idp.entity_id)
         fleet.restart_replicas(sp=sp, location_extra=ENV_HEADERS)
         yield httpd
     finally:

@@ -63,7 +63,7 @@ def http_idp(workdir, testidp):
 
 @pytest.fixture(scope="module")
 def bfleet(workdir, module_so, redis, sp_config, pki, http_idp):
-    sp = dict(sp_config, idp_metadata=[http_idp.idp.metadata_path])
+    sp = dict(sp_config, idp_metadata=[http_idp.idp.metadata_path], default_idp=None)
     # the IdP knows the ACS (the balancer's port) and mints for this SP
     http_idp.sp_entity_id = sp["entity_id"]
     f = httpd_fleet.started_fleet(os.path.join(workdir, "chromium-fleet"), module=module_so,
@@ -206,3 +206,87 @@ def test_login_csrf_refused_in_a_real_browser(bfleet, browser, pki, http_idp):
     sign_in(browser, bfleet)
     accepted = [l for ls in bfleet.new_log_lines().values() for l in ls if "RSP01002" in l]
     assert len(accepted) == 1 and "user=alice" in accepted[0], accepted
+
+
+# --------------------------------------------------------------------------
+# the built-in discovery page, in a real browser
+# --------------------------------------------------------------------------
+
+ARTIFACTS = os.environ.get("RSP_ARTIFACTS", os.path.join(common.REPO, "test-artifacts"))
+
+
+def browser_without_javascript(browser_home, workdir):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    o = webdriver.ChromeOptions()
+    o.binary_location = shutil.which("chromium")
+    profile = common.make_dir(os.path.join(workdir, "chromium-nojs-%d" % time.time_ns()))
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--no-first-run", "--user-data-dir=" + profile):
+        o.add_argument(a)
+    o.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    d = webdriver.Chrome(service=Service(shutil.which("chromedriver"),
+                                         env=dict(os.environ, HOME=browser_home)), options=o)
+    d.set_page_load_timeout(30)
+    return d
+
+
+@pytest.fixture
+def discovery_fleet(bfleet, http_idp, idps, sp_config):
+    """The browser fleet trusting the served IdP and idp2, without a
+    default IdP: a browser without a session chooses on PATH/discovery."""
+    sp = dict(sp_config, default_idp=None,
+              idp_metadata=[http_idp.idp.metadata_path, idps["idp2"].metadata_path])
+    bfleet.restart_replicas(sp=sp)
+    yield bfleet
+    bfleet.reset_replicas()
+
+
+def idp_links(d):
+    from selenium.webdriver.common.by import By
+    return [(a.text, a.get_attribute("href"))
+            for a in d.find_elements(By.CSS_SELECTOR, "ul.idps a")]
+
+
+def test_choosing_an_idp_on_the_discovery_page_in_a_real_browser(discovery_fleet, browser,
+                                                                 browser_home, workdir,
+                                                                 idps):
+    """The page lists the IdPs, its search filters them with JavaScript on
+    and off (the page has none: the server filters), and choosing the
+    served IdP signs in through it and lands on the page first asked for.
+    A screenshot of the page is kept (RSP_ARTIFACTS, default
+    test-artifacts/)."""
+    from selenium.webdriver.common.by import By
+    fleet = discovery_fleet
+    browser.get(fleet.public + PAGE)
+    wait_url(browser, httpd_fleet.ENDPOINT + "/discovery")
+    assert [t for t, _ in idp_links(browser)] == [IDP_ENTITY, idps["idp2"].entity_id]
+    assert browser.find_element(By.CSS_SELECTOR, "label[for=q]").text == "Search"
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    assert browser.save_screenshot(os.path.join(ARTIFACTS, "discovery-page.png"))
+    # the search, in both browsers
+    nojs = browser_without_javascript(browser_home, workdir)
+    try:
+        for d in (browser, nojs):
+            d.get(browser.current_url)
+            box = d.find_element(By.ID, "q")
+            box.send_keys("chromium")
+            box.submit()
+            deadline = time.monotonic() + 20
+            while "q=chromium" not in d.current_url and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert [t for t, _ in idp_links(d)] == [IDP_ENTITY], d.page_source[:500]
+            assert "1 of 2 organisations" in d.find_element(By.ID, "count").text
+    finally:
+        nojs.quit()
+    # the choice signs in through the served IdP and comes back to the page
+    browser.find_element(By.CSS_SELECTOR, "ul.idps a").click()
+    wait_url(browser, PAGE)
+    assert "app page on replica" in browser.page_source, browser.page_source[:300]
+    assert urllib.parse.urlsplit(browser.current_url).path == PAGE
+    # and it is offered first next time
+    browser.delete_cookie(http_client.COOKIE_NAME)
+    browser.get(fleet.public + PAGE + "?next=1")
+    wait_url(browser, httpd_fleet.ENDPOINT + "/discovery")
+    last = browser.find_elements(By.CSS_SELECTOR, "ul.last a")
+    assert [a.text for a in last] == [IDP_ENTITY]

@@ -97,6 +97,10 @@ BAD = [
     ("metadata_missing", "ReplaySPIdPMetadataFile",
      dict(sp_overrides={"idp_metadata": ["/nonexistent/rsp/idp.xml"]})),
     ("metadata_garbage", "ReplaySPIdPMetadataFile", dict(sp_overrides={"idp_metadata": ["@garbage"]})),
+    ("default_idp_unknown", "ReplaySPDefaultIdP",
+     dict(sp_overrides={"default_idp": "https://unknown.test.example/idp"})),
+    ("discovery_stylesheet_http", "ReplaySPDiscoveryStylesheet",
+     dict(location_extra="ReplaySPDiscoveryStylesheet http://cdn.example/d.css")),
     ("timeout_text", "ReplaySPStoreTimeout", dict(server_extra="ReplaySPStoreTimeout soon")),
     ("skew_negative", "ReplaySPClockSkew", dict(location_extra="ReplaySPClockSkew -5")),
     ("window_zero", "ReplaySPMaxAssertionWindow", dict(location_extra="ReplaySPMaxAssertionWindow 0")),
@@ -292,7 +296,7 @@ def test_bad_scope_in_idp_metadata_refused(make_instance, workdir, idps, testidp
         f.write(testidp.idp_metadata(idp.entity_id, idp.sso_url, idp.cert_path,
                                      scopes=(scope,)))
     h = make_instance("bad-scope-%d" % len(os.listdir(d)),
-                      sp_overrides={"idp_metadata": [path]})
+                      sp_overrides={"idp_metadata": [path], "default_idp": None})
     rc, out = h.configtest()
     assert rc != 0, out
     assert path in out and idp.entity_id in out and why in out, out

@@ -90,7 +90,7 @@ def make_bad_instance(workdir, module_so, sp_config):
     made = []
 
     def make(*metadata):
-        sp = dict(sp_config, idp_metadata=list(metadata))
+        sp = dict(sp_config, idp_metadata=list(metadata), default_idp=None)
         h = httpd_fleet.Httpd(os.path.join(workdir, "federation-cfg-%d" % len(made)),
                               "fed-cfg-%d" % len(made), modules=[("replay_sp_module", module_so)],
                               log_level="warn replay_sp:info", threads=4, start_servers=1,

@@ -356,7 +356,8 @@ def test_authn_request_signed_when_the_idp_wants_it(fleet, saml, store, workdir)
     idp = saml.testidp.TestIdP(os.path.join(workdir, "idp-wants-signed"),
                                entity_id="https://signed.idp.test.example/idp",
                                want_authn_requests_signed=True)
-    sp = dict(fleet.sp, idp_metadata=[idp.metadata_path] + fleet.sp["idp_metadata"])
+    sp = dict(fleet.sp, idp_metadata=[idp.metadata_path] + fleet.sp["idp_metadata"],
+              default_idp=idp.entity_id)
     fleet.restart_replicas(sp=sp)
     r = get(fleet.public + PAGE)
     assert r.status_code == 302
