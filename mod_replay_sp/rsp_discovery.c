@@ -18,7 +18,7 @@ static const char style[] =
     "body{font-family:system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1b1f24}"
     "main{max-width:40rem;margin:2rem auto;padding:0 1rem}"
     "h1{font-size:1.5rem}h2{font-size:1.1rem}"
-    "form{display:flex;gap:.5rem;margin:1rem 0}"
+    "form{display:flex;align-items:center;gap:.5rem;margin:1rem 0}"
     "input[type=search]{flex:1;padding:.5rem;font-size:1rem}"
     "button{padding:.5rem 1rem;font-size:1rem}"
     "ul{list-style:none;padding:0;margin:0}"

@@ -265,11 +265,13 @@ def test_choosing_an_idp_on_the_discovery_page_in_a_real_browser(discovery_fleet
     os.makedirs(ARTIFACTS, exist_ok=True)
     assert browser.save_screenshot(os.path.join(ARTIFACTS, "discovery-page.png"))
     # the search, in both browsers
+    page = browser.current_url
     nojs = browser_without_javascript(browser_home, workdir)
     try:
         for d in (browser, nojs):
-            d.get(browser.current_url)
+            d.get(page)
             box = d.find_element(By.ID, "q")
+            box.clear()
             box.send_keys("chromium")
             box.submit()
             deadline = time.monotonic() + 20

@@ -50,10 +50,21 @@ def base_module(workdir):
     return so
 
 
+def on_base(fleet, base_module, location_extra=""):
+    """replica1 and replica3 on BASE, replica2 on the module under test.
+    BASE does not know ReplaySPDefaultIdP: the fleet's default IdP is given
+    to the version that does (<IfDirective>); BASE goes to its first IdP,
+    the same one."""
+    fleet.restart_replicas(
+        modules=[base_module, fleet.module, base_module], sp=dict(fleet.sp, default_idp=None),
+        location_extra="<IfDirective ReplaySPDefaultIdP>\n    ReplaySPDefaultIdP \"%s\"\n"
+                       "</IfDirective>\n%s" % (fleet.sp["default_idp"], location_extra))
+
+
 @pytest.fixture
 def mixed(fleet, base_module):
     """replica1 and replica3 on BASE, replica2 on the module under test."""
-    fleet.restart_replicas(modules=[base_module, fleet.module, base_module])
+    on_base(fleet, base_module)
     old, new = fleet.replicas[0], fleet.replicas[1]
     for h, so in ((old, base_module), (new, fleet.module)):
         with open(h.conf_path) as f:
@@ -143,8 +154,7 @@ def test_a_session_without_name_id_fails_closed_on_the_base(fleet, base_module, 
     the response (no NameID) and reads the session as none (the browser
     goes to the IdP again), never as another user; the new version signs
     the user in, once, fleet-wide."""
-    fleet.restart_replicas(modules=[base_module, fleet.module, base_module],
-                           location_extra="ReplaySPUserAttribute upn")
+    on_base(fleet, base_module, location_extra="ReplaySPUserAttribute upn")
     old, new = fleet.replicas[0].base_url, fleet.replicas[1].base_url
     m = saml.mint(name_id=None, attributes={"upn": ["alice@example.org"]})
     r = post_acs(old, m.b64, relay_state=PAGE)
