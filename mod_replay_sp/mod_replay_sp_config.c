@@ -326,6 +326,7 @@ static rsp_sp_conf_t *section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc)
         rsp_srv_cfg_t *sc = srv_cfg(cmd);
         dc->sp = apr_pcalloc(cmd->pool, sizeof(*dc->sp));
         dc->sp->def.idp_files = apr_array_make(cmd->pool, 2, sizeof(char *));
+        dc->sp->def.idp_file_certs = apr_array_make(cmd->pool, 2, sizeof(char *));
         dc->sp->def.enc_publish = RSP_UNSET;
         dc->sp->section = cmd->path ? apr_psprintf(cmd->pool, "section for %s",
                                                    cmd->path)
@@ -353,26 +354,41 @@ static const char *set_entity_id(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+/* ReplaySPIdPMetadataFile PATH [CERTFILE]: CERTFILE signs the file. */
+static const char *add_idp_file(cmd_parms *cmd, void *mconfig, const char *arg,
+                                const char *cert)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    const char *path = ap_server_root_relative(cmd->pool, arg);
+    const char *cpath = cert ? ap_server_root_relative(cmd->pool, cert) : NULL;
+
+    if (!path || (cert && !cpath)) {
+        return invalid(cmd, cpath ? arg : cert, "not a valid path");
+    }
+    APR_ARRAY_PUSH(sp->def.idp_files, const char *) = path;
+    APR_ARRAY_PUSH(sp->def.idp_file_certs, const char *) = cpath;
+    return NULL;
+}
+
+/* ReplaySPMetadataMaxValidity SECONDS */
+static const char *set_md_max_validity(cmd_parms *cmd, void *mconfig,
+                                       const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    return parse_num(cmd, arg, 3600, 366 * 24 * 3600, &sp->def.md_max_validity);
+}
+
 static const char *set_sp_file(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
     const char *path = ap_server_root_relative(cmd->pool, arg);
-    const char **slot = NULL;
+    const char **slot;
 
     if (!path) {
         return invalid(cmd, arg, "not a valid path");
     }
-    switch ((intptr_t)cmd->info) {
-    case 0:
-        slot = &sp->def.key_file;
-        break;
-    case 1:
-        slot = &sp->def.cert_file;
-        break;
-    default:
-        APR_ARRAY_PUSH(sp->def.idp_files, const char *) = path;
-        return NULL;
-    }
+    slot = cmd->info ? &sp->def.cert_file : &sp->def.key_file;
     if (*slot) {
         return apr_pstrcat(cmd->pool, cmd->directive->directive,
                            " given twice in one section", NULL);
@@ -706,9 +722,14 @@ const command_rec rsp_cmds[] = {
                   "PEM private key of this SP (no default; required)"),
     AP_INIT_TAKE1("ReplaySPCertFile", set_sp_file, (void *)1, ACCESS_CONF,
                   "PEM certificate of this SP (no default; required)"),
-    AP_INIT_TAKE1("ReplaySPIdPMetadataFile", set_sp_file, (void *)2, ACCESS_CONF,
-                  "SAML 2.0 metadata of a trusted IdP; repeat for several IdPs "
-                  "(no default; at least one)"),
+    AP_INIT_TAKE12("ReplaySPIdPMetadataFile", add_idp_file, NULL, ACCESS_CONF,
+                   "SAML 2.0 metadata of a trusted IdP or a federation's "
+                   "aggregate, and the certificate that signs it (then "
+                   "verified, validUntil required); repeat for several (no "
+                   "default; at least one)"),
+    AP_INIT_TAKE1("ReplaySPMetadataMaxValidity", set_md_max_validity, NULL,
+                  ACCESS_CONF, "Longest validUntil - now accepted in signed "
+                  "metadata, seconds (default 2419200: 28 days)"),
     AP_INIT_TAKE12("ReplaySPEncryptionKeyFile", add_enc_file, (void *)0,
                   ACCESS_CONF, "PEM RSA private key that decrypts assertions; "
                   "repeat for key rollover, each with its "

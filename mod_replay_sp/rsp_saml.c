@@ -48,6 +48,7 @@
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
 #include "rsp_idp_ui.h"
+#include "rsp_md_verify.h"
 #include "rsp_scope.h"
 
 
@@ -555,9 +556,28 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
         const char *file, *why = NULL;
         apr_array_header_t *entities;
+        const char *cert = sp->idp_file_certs
+                           ? APR_ARRAY_IDX(sp->idp_file_certs, i, const char *)
+                           : NULL;
+        apr_time_t valid_until;
 
         if ((rv = read_file(&file, p, path, err)) != APR_SUCCESS) {
             return rv;
+        }
+        /* A signed file: its signature and validUntil before anything in
+         * it is read. */
+        if (cert) {
+            const char *pem;
+            if ((rv = read_file(&pem, p, cert, err)) != APR_SUCCESS) {
+                return rv;
+            }
+            if (rsp_md_verify(p, file, strlen(file), pem, apr_time_now(),
+                              sp->md_max_validity ? sp->md_max_validity
+                                                  : RSP_MD_MAX_VALIDITY,
+                              &valid_until, &why) != APR_SUCCESS) {
+                *err = apr_psprintf(p, "%s (signed by %s): %s", path, cert, why);
+                return APR_EINVAL;
+            }
         }
         /* One IdP, or a federation's aggregate of many. */
         if (rsp_metadata_idps(&entities, p, file, &why) != APR_SUCCESS) {

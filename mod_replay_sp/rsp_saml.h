@@ -11,6 +11,9 @@
 
 typedef struct _LassoServer rsp_lasso_server_t;
 
+/* ReplaySPMetadataMaxValidity's default: 28 days */
+#define RSP_MD_MAX_VALIDITY (28 * 24 * 3600)
+
 #define RSP_IDPDISC_NS "urn:oasis:names:tc:SAML:profiles:SSO:idp-discovery-protocol"
 
 /* One value of one attribute; a multi-valued attribute is several of these
@@ -27,6 +30,11 @@ typedef struct {
     const char *key_file;
     const char *cert_file;
     apr_array_header_t *idp_files;  /* const char * */
+    apr_array_header_t *idp_file_certs; /* const char *, same order: the
+                                         * certificate that signs each file
+                                         * (NULL: not checked) */
+    apr_int64_t md_max_validity;    /* ReplaySPMetadataMaxValidity, s; 0:
+                                     * RSP_MD_MAX_VALIDITY */
     /* ReplaySPEncryptionKeyFile / ReplaySPEncryptionCertFile, in pairs
      * (NULL: none; the signing pair also decrypts), and which pair the
      * metadata publishes (-1: the first) */

@@ -441,6 +441,38 @@ def _run_xmlsec1(args, what):
                               res.stderr.decode(errors="replace")[-2000:]))
 
 
+def sign_metadata(xml, key_path, cert_path, signature_method="rsa-sha256",
+                  reference=None):
+    """Metadata (an EntitiesDescriptor or EntityDescriptor whose root has an
+    ID) signed by key_path, as a federation signs its aggregate: an
+    enveloped ds:Signature, the root's first child, exclusive c14n, whose
+    Reference is the root ("#" its ID; reference: another URI instead).
+    Signed with the xmlsec1 command line."""
+    root = re.search(r"<(?:[\w-]+:)?(EntitiesDescriptor|EntityDescriptor)\b[^>]*>", xml)
+    rid = re.search(r'\bID="([^"]*)"', root.group(0)).group(1)
+    sig_alg, digest = SIGNATURE_METHODS[signature_method]
+    tmpl = (
+        '<ds:Signature xmlns:ds="%(ds)s"><ds:SignedInfo>'
+        '<ds:CanonicalizationMethod Algorithm="%(c14n)s"/>'
+        '<ds:SignatureMethod Algorithm="%(sig)s"/>'
+        '<ds:Reference URI="%(uri)s"><ds:Transforms>'
+        '<ds:Transform Algorithm="%(env)s"/><ds:Transform Algorithm="%(c14n)s"/>'
+        '</ds:Transforms><ds:DigestMethod Algorithm="%(digest)s"/>'
+        '<ds:DigestValue></ds:DigestValue></ds:Reference></ds:SignedInfo>'
+        '<ds:SignatureValue></ds:SignatureValue>'
+        '<ds:KeyInfo><ds:X509Data><ds:X509Certificate/></ds:X509Data></ds:KeyInfo>'
+        '</ds:Signature>'
+        % {"ds": DS_NS, "c14n": C14N_EXCL, "sig": sig_alg, "env": ENVELOPED,
+           "digest": digest, "uri": reference if reference is not None else "#" + rid})
+    body = xml[:root.end()] + tmpl + xml[root.end():]
+    return _xmlsec1_file(
+        ["--sign", "--privkey-pem", "%s,%s" % (key_path, cert_path),
+         "--id-attr:ID", "%s:%s" % (MD_NS, root.group(1)),
+         "--id-attr:ID", "%s:EntityDescriptor" % MD_NS,
+         "--node-xpath", "/*/*[local-name()='Signature']", "md.xml"],
+        "--sign", {"md.xml": body})
+
+
 def _xmlsec1_file(args, what, inputs, output="out.xml"):
     """Write inputs ({name: text}) to a private temporary directory, run
     xmlsec1 with args (names replaced by their paths) and --output, and

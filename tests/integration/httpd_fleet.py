@@ -365,7 +365,9 @@ def sp_conf_body(store_url, sp, server_extra="", location_extra="", monitor=Fals
     if sp.get("cert_file"):
         lines.append('    ReplaySPCertFile "%s"' % sp["cert_file"])
     for md in sp.get("idp_metadata", ()):
-        lines.append('    ReplaySPIdPMetadataFile "%s"' % md)
+        # a file, or (a file, the certificate that signs it)
+        lines.append('    ReplaySPIdPMetadataFile %s'
+                     % " ".join('"%s"' % x for x in (md if isinstance(md, tuple) else (md,))))
     if sp.get("default_idp"):
         lines.append('    ReplaySPDefaultIdP "%s"' % sp["default_idp"])
     if unsolicited:

@@ -5,6 +5,7 @@ only: this is about metadata, not the store)."""
 
 import os
 import re
+import time
 
 import pytest
 import requests
@@ -18,7 +19,11 @@ pytestmark = pytest.mark.backends("redis")
 PAGE = "/app/page.html"
 
 
-def aggregate(path, *metadata_files, sp_entity="https://some-sp.federation.example/sp"):
+def aggregate(path, *metadata_files, sp_entity="https://some-sp.federation.example/sp",
+              signed_by=None, valid_days=7):
+    """An aggregate of metadata_files (the first nested) and an SP, written
+    to path; signed_by (key, certificate): signed with its root ID and a
+    validUntil valid_days away, as a federation publishes it."""
     bodies = []
     for f in metadata_files:
         with open(f) as fh:
@@ -28,11 +33,19 @@ def aggregate(path, *metadata_files, sp_entity="https://some-sp.federation.examp
           '<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" '
           'Location="https://some-sp.federation.example/acs" index="0"/>'
           '</md:SPSSODescriptor></md:EntityDescriptor>' % sp_entity)
-    text = ('<?xml version="1.0"?>\n<md:EntitiesDescriptor '
-            'xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" Name="urn:test:federation">\n'
+    root = ('<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" '
+            'Name="urn:test:federation"')
+    if signed_by:
+        until = time.gmtime(time.time() + valid_days * 86400)
+        root += ' ID="_fed%d" validUntil="%s"' % (time.time_ns(),
+                                                 time.strftime("%Y-%m-%dT%H:%M:%SZ", until))
+    text = ('<?xml version="1.0"?>\n' + root + '>\n'
             + sp + "\n<md:EntitiesDescriptor Name=\"urn:test:nested\">\n" + bodies[0]
             + "\n</md:EntitiesDescriptor>\n" + "\n".join(bodies[1:])
             + "\n</md:EntitiesDescriptor>\n")
+    if signed_by:
+        import rsp_testidp
+        text = rsp_testidp.sign_metadata(text, *signed_by)
     with open(path, "w") as fh:
         fh.write(text)
     os.chmod(path, 0o644)
@@ -134,3 +147,59 @@ def test_guard_with_aggregate_metadata(workdir, module_so, redis, sp_keys, idps,
         assert again.status_code == 403
     finally:
         h.stop()
+
+
+@pytest.fixture(scope="module")
+def federation_key(workdir, testidp):
+    d = os.path.join(workdir, "federation-key")
+    os.makedirs(d, exist_ok=True)
+    key, cert = testidp.make_keypair(d, "fed", "rsp test federation")
+    os.chmod(key, 0o644)
+    return key, cert
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_a_signed_aggregate_verified_then_its_idps_sign_in(fleet, saml, store, idps, sp_config,
+                                                          workdir, federation_key):
+    """ReplaySPIdPMetadataFile PATH CERTFILE: the aggregate's signature and
+    validUntil checked when httpd starts; its IdPs sign in once."""
+    agg = aggregate(os.path.join(workdir, "federation-signed.xml"), idps["idp1"].metadata_path,
+                    idps["idp2"].metadata_path, signed_by=federation_key)
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(agg, federation_key[1])]))
+    for idp in ("idp1", "idp2"):
+        m = saml.mint(idp)
+        r = post_acs(fleet.public, m.b64, relay_state=PAGE)
+        assert r.status_code == 303, (idp, r.status_code, r.text[:300])
+        assert post_acs(fleet.replicas[1].base_url, m.b64, relay_state=PAGE).status_code == 403
+
+
+@pytest.mark.parametrize("case,why", [
+    ("tampered", "the signature does not verify with the certificate"),
+    ("another_key", "the signature does not verify with the certificate"),
+    ("unsigned", "not signed"),
+    ("expired", "expired: validUntil"),
+    ("too_long", "more than ReplaySPMetadataMaxValidity"),
+])
+def test_a_bad_signed_aggregate_is_refused_at_configtest(make_bad_instance, workdir, idps,
+                                                         testidp, federation_key, case, why):
+    key, cert = federation_key
+    path = os.path.join(workdir, "federation-%s.xml" % case)
+    if case == "another_key":
+        d = os.path.join(workdir, "federation-other")
+        os.makedirs(d, exist_ok=True)
+        signer = testidp.make_keypair(d, "other", "rsp other signer")
+    else:
+        signer = federation_key
+    aggregate(path, idps["idp1"].metadata_path, idps["idp2"].metadata_path,
+              signed_by=None if case == "unsigned" else signer,
+              valid_days={"expired": -1, "too_long": 60}.get(case, 7))
+    if case == "tampered":
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("some-sp.federation.example", "some-sp.federatlon.example", 1))
+    h = make_bad_instance((path, cert))
+    rc, out = h.configtest()
+    assert rc != 0, out
+    assert "ReplaySPIdPMetadataFile" in out and path in out and why in out, out
+    h.gate_offset = h.log_size()

@@ -44,7 +44,7 @@ IDP = "https://idp.unit.example/idp"       # rsp_unit_saml.h: IDP_ENTITY
 ASSERTION = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
 SIGNATURE = re.compile(r"<(?:ds:)?Signature\b.*?</(?:ds:)?Signature>", re.S)
 DSIG = "http://www.w3.org/2000/09/xmldsig#"
-GROUPS = ("responses", "encrypted", "logout", "keys")
+GROUPS = ("responses", "encrypted", "logout", "keys", "metadata")
 
 
 def b64(xml):
@@ -210,6 +210,66 @@ def main(out, dtd_port, groups):
             f.write(b64(xml))
     if "logout" in groups:
         logout_requests(out, idp, rogue, cert)
+    if "metadata" in groups:
+        metadata_cases(out, idp)
+
+
+def metadata_cases(out, idp):
+    """A federation's aggregate holding the unit IdP, signed by a
+    federation key (md/fed.crt), and each way it must be refused:
+    md/NAME.xml."""
+    import datetime
+    d = os.path.join(out, "md")
+    os.makedirs(d, exist_ok=True)
+    fkey, fcert = tidp.make_keypair(d, "fed", "rsp unit federation")
+    okey, ocert = tidp.make_keypair(d, "other", "rsp unit other")
+    with open(idp.metadata_path) as f:
+        entity = re.sub(r"<\?xml[^>]*\?>\s*", "", f.read())
+    entity_id_attr = entity.replace("<md:EntityDescriptor ", '<md:EntityDescriptor ID="_e1" ', 1)
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def until(days):
+        return (now + datetime.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def agg(valid_until="+7", inner=entity, rid="_fed1", extra=""):
+        vu = ' validUntil="%s"' % until(int(valid_until)) if valid_until else ""
+        return ('<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" '
+                'ID="%s" Name="urn:unit:federation"%s>%s%s</md:EntitiesDescriptor>'
+                % (rid, vu, extra, inner))
+
+    def sign(xml, **kw):
+        return tidp.sign_metadata(xml, fkey, fcert, **kw)
+
+    good = sign(agg())
+    cases = {
+        "good": good,
+        "good-entity": tidp.sign_metadata(
+            entity_id_attr.replace("<md:EntityDescriptor ",
+                                   '<md:EntityDescriptor validUntil="%s" ' % until(3), 1),
+            fkey, fcert),
+        "tampered": good.replace("idp.unit.example", "idp.unlt.example", 1),
+        "other-key": tidp.sign_metadata(agg(), okey, ocert),
+        "sha1": sign(agg(), signature_method="rsa-sha1"),
+        "unsigned": agg(),
+        "doctype": '<!DOCTYPE md:EntitiesDescriptor [<!ENTITY x "y">]>' + good,
+        "no-valid-until": sign(agg(valid_until=None)),
+        "expired": sign(agg(valid_until="-1")),
+        "too-long": sign(agg(valid_until="60")),
+        # the signature covers an inner element, not the root
+        "wrapped-reference": sign(agg(inner=entity_id_attr), reference="#_e1"),
+        # a signed aggregate inside an unsigned one, beside another entity
+        "wrapped-inside": agg(inner=good.replace("_fed1", "_fed2") + entity_id_attr,
+                              rid="_outer"),
+        "two-signatures": re.sub(r"(<ds:Signature .*?</ds:Signature>)", r"\1\1", good,
+                                 count=1, flags=re.S),
+        # (its signature broken too: the ID is given after signing)
+        "duplicate-id": sign(agg(inner=entity_id_attr)).replace('ID="_e1"', 'ID="_fed1"', 1),
+        "deep": sign(agg(extra="<md:Extensions>%s%s</md:Extensions>"
+                         % ("<x:a xmlns:x='urn:x'>" * 70, "</x:a>" * 70))),
+    }
+    for name, xml in cases.items():
+        with open(os.path.join(d, name + ".xml"), "w") as f:
+            f.write(xml)
 
 
 def response_cases(idp, rogue, dtd_port):
