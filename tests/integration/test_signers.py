@@ -350,6 +350,9 @@ def test_tampered_twin_refused_with_its_check(sfleet, store, signer_idps, shape)
     lines = log_lines(sfleet, TAGS["check_refused"])
     assert len(lines) == 2, lines
     assert all("check=%s:" % check in l for l in lines), (check, lines)
+    if shape.encrypted and check == "signature":
+        # the Response signature is verified before anything is decrypted
+        assert all("nothing was decrypted" in l for l in lines), lines
     # the untouched response was never claimed, and signs in
     r = post_acs(sfleet.public, m.b64, relay_state=PAGE)
     assert r.status_code == 303, (r.status_code, r.text[:300])
@@ -390,3 +393,24 @@ def test_samlify_rsa_1_5_key_transport_refused(sfleet, store, signer_idps):
     assert store.claim_keys() == [] and store.session_keys() == []
     lines = log_lines(sfleet, TAGS["check_refused"])
     assert len(lines) == 2 and all("check=encryption-algorithm:" in l for l in lines), lines
+
+
+@pytest.mark.expect_log("check_refused")
+def test_samlify_sign_then_encrypt_refused(sfleet, store, signer_idps):
+    """Without encryptThenSign (samlify's default), the Response is signed
+    around the plaintext assertion, which is then encrypted: the signature
+    no longer covers what is sent and the response is refused, nothing
+    decrypted or claimed (the same response encrypt-then-signed signs in:
+    test_signs_in_once_then_refused_sequentially_everywhere)."""
+    b64 = signer_idps["samlify"].mint(sfleet.sp_metadata, sign="response", data="aes128-gcm",
+                                      encrypt_then_sign=False)
+    shape = signers.shape_of(b64)
+    assert shape["response_signed"] and shape["encrypted"]
+    for name, base in [("balancer", sfleet.public),
+                       (sfleet.replicas[0].name, sfleet.replicas[0].base_url)]:
+        r = post_acs(base, b64, relay_state=PAGE)
+        assert r.status_code == 400, (name, r.status_code, r.text[:300])
+    assert store.claim_keys() == [] and store.session_keys() == []
+    lines = log_lines(sfleet, TAGS["check_refused"])
+    assert len(lines) == 2 and all("check=signature:" in l for l in lines), lines
+    assert all("nothing was decrypted" in l for l in lines), lines

@@ -292,12 +292,14 @@ class SamlifyIdP:
              assertion_id=None, response_id=None, name_id="alice", now=None,
              not_before_offset=-30, not_on_or_after_offset=300,
              scd_not_on_or_after_offset=300, session_index=None, in_response_to=None,
-             attributes=None):
+             attributes=None, encrypt_then_sign=True):
         """A base64 Response for the SP whose metadata is ``sp_metadata``
         (text, as the SP serves it: samlify takes its ACS, entity ID and
         encryption certificate from it). ``sign``: response, assertion or
         both; ``data``: None (plaintext) or one of SAMLIFY_DATA; ``key``:
-        the key transport (SAMLIFY_KEYS)."""
+        the key transport (SAMLIFY_KEYS). ``encrypt_then_sign=False`` is
+        samlify's own default: the Response signed before the assertion is
+        encrypted (a signature that no longer verifies)."""
         if sign not in SIGNINGS:
             raise ValueError("sign: %r" % sign)
         if data is not None and data not in SAMLIFY_DATA:
@@ -314,7 +316,8 @@ class SamlifyIdP:
             "not_on_or_after": xml_time(now + not_on_or_after_offset, 3),
             "scd_not_on_or_after": xml_time(now + scd_not_on_or_after_offset, 3),
             "session_index": session_index or random_id(),
-            "in_response_to": in_response_to, "attributes": attributes or {}})
+            "in_response_to": in_response_to, "attributes": attributes or {},
+            "encrypt_then_sign": bool(encrypt_then_sign)})
         return out["b64"]
 
     def close(self):

@@ -13,7 +13,9 @@
 //    "key": "rsa-oaep-mgf1p" | "rsa-1_5",
 //    "response_id", "assertion_id", "name_id", "issue_instant", "not_before",
 //    "not_on_or_after", "scd_not_on_or_after", "session_index",
-//    "in_response_to" (or null), "attributes": {name: value}}
+//    "in_response_to" (or null), "attributes": {name: value},
+//    "encrypt_then_sign": true unless false (samlify's own default, false,
+//    signs the Response before the assertion is encrypted)}
 //       -> {"ok": true, "b64": "<base64 SAMLResponse>"}
 //   any failure -> {"ok": false, "error": "..."}
 //
@@ -25,9 +27,9 @@
 // metadata says WantAssertionsSigned="true", the Response when the SP
 // wants signed messages (or does not want signed assertions), so the
 // SP's metadata is passed with WantAssertionsSigned set for the shape.
-// encryptThenSign is always true: without it samlify signs the Response
-// before the assertion is encrypted, and that signature no longer covers
-// what is sent.
+// encryptThenSign is true unless asked otherwise: without it samlify
+// signs the Response before the assertion is encrypted, and that signature
+// no longer covers what is sent.
 'use strict';
 
 // stdout carries the answers only: anything a library prints goes to stderr.
@@ -116,7 +118,7 @@ async function mint(req) {
   };
   names.forEach((name, i) => { values['attrA' + i] = String(req.attributes[name]); });
   const r = await idp.createLoginResponse(sp, null, 'post', { email: req.name_id }, {
-    encryptThenSign: true,
+    encryptThenSign: req.encrypt_then_sign !== false,
     customTagReplacement: (template) => {
       let t = template.replace('{AuthnStatement}', AUTHN_STATEMENT);
       t = t.replace('{AttributeStatement}',
