@@ -1,7 +1,10 @@
 #!/bin/sh
 # Install what mod_replay_sp needs to build, test and run its demo, from
-# Debian's archive only. Idempotent: installs only what is missing.
+# Debian's archive, and the npm packages of the samlify test IdP
+# (tests/signers/node, pinned by its package-lock.json) from the npm
+# registry. Idempotent: installs only what is missing.
 set -eu
+cd "$(dirname "$0")/.."
 
 PKGS="gcc make autoconf automake libtool pkg-config
 apache2 apache2-dev liblasso3-dev libhiredis-dev libmemcached-dev libssl-dev zlib1g-dev
@@ -9,7 +12,25 @@ check valgrind strace redis-server memcached clang-14 libclang-rt-14-dev
 python3 python3-lasso python3-pytest python3-pytest-xdist python3-requests python3-pysaml2
 python3-xmlschema libxml2-utils xmlsec1 openssl prometheus
 build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon
-libapache2-mod-shib chromium chromium-driver python3-selenium libnss3-tools"
+libapache2-mod-shib chromium chromium-driver python3-selenium libnss3-tools
+openjdk-17-jdk-headless"
+# The samlify test IdP runs on node: Debian's nodejs and npm where the
+# machine has none (a node of another origin, with its own npm, is used
+# as it is: Debian's npm package would conflict with it).
+command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+
+# npm packages: the versions in the lockfile, exactly (npm ci), no
+# install scripts; again whenever the lockfile changed.
+npm_deps() {
+    d=tests/signers/node
+    if [ -f "$d/node_modules/.package-lock.json" ] && \
+        [ ! "$d/package-lock.json" -nt "$d/node_modules/.package-lock.json" ]; then
+        return 0
+    fi
+    echo "install-deps: npm ci in $d"
+    (cd "$d" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+}
 
 missing=""
 for p in $PKGS; do
@@ -19,6 +40,7 @@ for p in $PKGS; do
 done
 if [ -z "$missing" ]; then
     echo "install-deps: all packages present"
+    npm_deps
     exit 0
 fi
 SUDO=""
@@ -58,3 +80,4 @@ for p in $missing; do
         fi ;;
     esac
 done
+npm_deps
