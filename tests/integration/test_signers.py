@@ -199,7 +199,7 @@ def signer_idps(workdir):
 def signers_fleet(request, workdir, module_so, store, sp_config, signer_idps):
     """Three replicas + balancer trusting the two signers; stopped at the
     end of the module (finalizer, by PID)."""
-    sp = dict(sp_config)
+    sp = dict(sp_config, default_idp=signer_idps["samlify"].entity_id)
     sp["idp_metadata"] = [signer_idps["samlify"].metadata_path,
                           signer_idps["jdk"].metadata_path]
     f = Fleet(os.path.join(workdir, "signers", "fleet-" + store.name), module=module_so,
@@ -276,7 +276,9 @@ def test_signs_in_once_then_refused_sequentially_everywhere(sfleet, store, signe
         g = get(h.base_url + PAGE, cookie=cookie)
         assert g.status_code == 200, (h.name, g.status_code)
         assert g.headers.get("X-RSP-Replica") == h.name
-        assert g.headers.get("X-RSP-User") == "alice-" + shape.id, h.name
+        # two IdPs trusted: REMOTE_USER is qualified with the issuer
+        assert g.headers.get("X-RSP-User") == httpd_fleet.qualified_user(
+            m.issuer, sfleet.entity_id, "alice-" + shape.id), h.name
         assert g.headers.get("X-Mail") == "alice@example.org", h.name
 
     # 30 more posts, one after the other, through the balancer and to each
