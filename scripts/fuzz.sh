@@ -21,7 +21,7 @@ build=$fz/build
 
 ALL="fuzz_form fuzz_pct fuzz_url fuzz_redirect fuzz_records \
 fuzz_record_codec fuzz_monitor fuzz_redirect_sig fuzz_saml_response \
-fuzz_memcache"
+fuzz_memcache fuzz_md_verify fuzz_discovery"
 TOTAL_SECONDS=45
 
 usage() {
@@ -145,7 +145,7 @@ compile $fz/fuzz_saml.c "$build/obj/fuzz_saml.o" -Werror \
 for t in $targets; do
     compile "$fz/$t.c" "$build/obj/$t.o" -Werror
     extra=
-    case $t in fuzz_redirect_sig|fuzz_saml_response) extra=$build/obj/fuzz_saml.o ;; esac
+    case $t in fuzz_redirect_sig|fuzz_saml_response|fuzz_md_verify) extra=$build/obj/fuzz_saml.o ;; esac
     bin=$build/$t
     relink=0
     for o in "$build/obj/$t.o" "$build/obj/fuzz_common.o" $extra "$lib"; do
@@ -174,6 +174,8 @@ max_len() {
     fuzz_redirect_sig) echo 8192 ;;
     fuzz_saml_response) echo 24576 ;;
     fuzz_memcache) echo 8192 ;;
+    fuzz_md_verify) echo 16384 ;;
+    fuzz_discovery) echo 4096 ;;
     esac
 }
 

@@ -36,6 +36,11 @@ static void on_trap(int sig)
     abort();
 }
 
+const char *fuzz_saml_dir(void)
+{
+    return FUZZ_SAML_DIR;
+}
+
 void fuzz_saml_init(void)
 {
     const char *err = NULL;

@@ -23,6 +23,9 @@ typedef struct {
  * module's log (dropped; printed on stderr when FUZZ_LOG is set). */
 void fuzz_saml_init(void);
 
+/* Where the fixed SP's and IdP's files are (keys, certificates, metadata). */
+const char *fuzz_saml_dir(void);
+
 /* Whether FUZZ_LOG is set: the targets then print each input's outcome
  * (check= and detail, or what was accepted). */
 int fuzz_saml_logging(void);
