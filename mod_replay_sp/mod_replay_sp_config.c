@@ -431,19 +431,23 @@ static const char *add_enc_file(cmd_parms *cmd, void *mconfig, const char *arg,
     return NULL;
 }
 
-/* ReplaySPAllowSHA1 IDP-ENTITY-ID...: checked against the SP's IdPs when
- * the configuration is loaded. */
-static const char *add_sha1_idp(cmd_parms *cmd, void *mconfig, const char *arg)
+/* ReplaySPAllowSHA1 IDP-ENTITY-ID... (checked against the SP's IdPs when
+ * the configuration is loaded) and ReplaySPScopedAttribute NAME... (more
+ * scoped attributes, rsp_scope.h): words added to a list of the SP's. */
+static const char *add_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    apr_array_header_t **list = cmd->info ? &sp->def.scoped_names
+                                          : &sp->def.sha1_idps;
 
     if (!*arg) {
-        return invalid(cmd, arg, "expected an IdP's entityID");
+        return invalid(cmd, arg, cmd->info ? "expected an attribute's Name"
+                                           : "expected an IdP's entityID");
     }
-    if (!sp->def.sha1_idps) {
-        sp->def.sha1_idps = apr_array_make(cmd->pool, 2, sizeof(const char *));
+    if (!*list) {
+        *list = apr_array_make(cmd->pool, 2, sizeof(const char *));
     }
-    APR_ARRAY_PUSH(sp->def.sha1_idps, const char *) = arg;
+    APR_ARRAY_PUSH(*list, const char *) = arg;
     return NULL;
 }
 
@@ -487,22 +491,6 @@ static const char *set_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
     else {
         sp->def.default_idp = arg;
     }
-    return NULL;
-}
-
-/* ReplaySPScopedAttribute NAME...: more scoped attributes (rsp_scope.h). */
-static const char *add_scoped_attribute(cmd_parms *cmd, void *mconfig,
-                                        const char *arg)
-{
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-
-    if (!*arg) {
-        return invalid(cmd, arg, "expected an attribute's Name");
-    }
-    if (!sp->def.scoped_names) {
-        sp->def.scoped_names = apr_array_make(cmd->pool, 2, sizeof(const char *));
-    }
-    APR_ARRAY_PUSH(sp->def.scoped_names, const char *) = arg;
     return NULL;
 }
 
@@ -739,7 +727,7 @@ const command_rec rsp_cmds[] = {
                    ACCESS_CONF, "PEM certificate of the Nth "
                    "ReplaySPEncryptionKeyFile; 'publish' marks the one the "
                    "metadata offers (default: the first)"),
-    AP_INIT_ITERATE("ReplaySPAllowSHA1", add_sha1_idp, NULL, ACCESS_CONF,
+    AP_INIT_ITERATE("ReplaySPAllowSHA1", add_sp_word, NULL, ACCESS_CONF,
                     "IdP entityIDs whose RSA-SHA1 signatures and SHA-1 "
                     "digests are accepted, each use logged (default: none)"),
     AP_INIT_TAKE1("ReplaySPDiscoveryURL", set_discovery_url, NULL, ACCESS_CONF,
@@ -752,7 +740,7 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPDiscoveryStylesheet", set_sp_word, (void *)1,
                   ACCESS_CONF, "Stylesheet of the built-in discovery page, "
                   "an https URL or a path (default: its own)"),
-    AP_INIT_ITERATE("ReplaySPScopedAttribute", add_scoped_attribute, NULL,
+    AP_INIT_ITERATE("ReplaySPScopedAttribute", add_sp_word, (void *)1,
                     ACCESS_CONF, "Names of attributes whose values are "
                     "user@scope, kept only in the scopes the IdP's metadata "
                     "declares (beside eduPersonPrincipalName, "
