@@ -156,6 +156,21 @@ def pid_alive(pid):
         return False
 
 
+def sigstop(pid, timeout=5.0):
+    """SIGSTOP pid and wait (bounded) until the kernel shows it stopped: a
+    signal is delivered when the process is next scheduled, and on a busy
+    machine it could answer one more request after kill() returned."""
+    os.kill(pid, signal.SIGSTOP)
+
+    def stopped():
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+        except OSError:
+            return True          # gone: nothing left to answer
+    wait_for(stopped, timeout, interval=0.01, what="pid %d stopped" % pid)
+
+
 def terminate(proc, timeout):
     """Stop a child process we started (a subprocess.Popen): SIGTERM, a
     bounded wait, then SIGKILL."""

@@ -24,6 +24,7 @@ import threading
 import time
 import urllib.parse
 
+import common
 from common import (START_TIMEOUT, STOP_TIMEOUT, HarnessError, LineClient, free_port,
                     make_dir, stop_server, wait_for)
 
@@ -365,7 +366,7 @@ class MemcachedServer:
 
     def pause(self):
         """SIGSTOP: the kernel still accepts TCP connections, nobody answers."""
-        os.kill(self.proc.pid, signal.SIGSTOP)
+        common.sigstop(self.proc.pid)
         self.paused = True
 
     def resume(self):

@@ -25,6 +25,7 @@ import socket
 import subprocess
 import time
 
+import common
 from common import (START_TIMEOUT, STOP_TIMEOUT, HarnessError, LineClient, free_port,
                     make_dir, stop_server, tail, wait_for)
 
@@ -205,7 +206,7 @@ class RedisServer:
 
     def pause(self):
         """SIGSTOP: the server accepts TCP connections but never answers."""
-        os.kill(self.proc.pid, signal.SIGSTOP)
+        common.sigstop(self.proc.pid)
         self.paused = True
 
     def resume(self):
@@ -511,7 +512,7 @@ def cut_off_replicas(master, replicas):
     fed = attached_replicas(master)
     assert fed == sorted(r.port for r in replicas), (fed, [r.port for r in replicas])
     for r in replicas:
-        os.kill(r.pid, signal.SIGSTOP)
+        common.sigstop(r.pid)
     c = master.client()
     try:
         c.call("CLIENT", "KILL", "TYPE", "replica")
