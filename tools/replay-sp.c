@@ -1,5 +1,5 @@
 /* replay-sp: check a store, size one, look up a claim, list or end a
- * user's sessions. Options and the common parts; one file per group of
+ * user's sessions, read a metadata file as the module would. Options and the common parts; one file per group of
  * commands (replay-sp-store.c, replay-sp-records.c). */
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +32,8 @@ static const char *const capacity_opts[] = {
     "sessions=", "sp-initiated", "request-lifetime=", "memcached", "json", NULL};
 static const char *const lookup_opts[] = {"issuer=", "assertion-id=", "prefix=",
                                           "timeout=", "json", TLS_OPTS, NULL};
+static const char *const metadata_opts[] = {"cert=", "max-validity=", "json",
+                                            NULL};
 static const char *const sessions_opts[] = {"issuer=", "name-id=", "end",
                                             "prefix=", "timeout=", "json",
                                             TLS_OPTS, NULL};
@@ -64,6 +66,15 @@ static const command_t commands[] = {
      "--end, end them all (each logged to standard error): every replica\n"
      "refuses their cookies from then on.\n",
      sessions_opts},
+    {"metadata", cmd_metadata, "FILE [--cert CERTFILE] [--max-validity S] [--json]",
+     "What a metadata file holds and what the module would trust of it: with\n"
+     "--cert (the certificate that signs it, as ReplaySPIdPMetadataFile's\n"
+     "second argument), its signature and validUntil checked as the module\n"
+     "checks them (--max-validity: ReplaySPMetadataMaxValidity, default\n"
+     "2419200); its IdPs with their display name, the number of scopes they\n"
+     "declare and whether they are hidden from discovery. Exit status 1 when\n"
+     "the module would refuse the file.\n",
+     metadata_opts},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -46,5 +46,6 @@ int cmd_check(tool_t *t);
 int cmd_capacity(tool_t *t);
 int cmd_lookup(tool_t *t);
 int cmd_sessions(tool_t *t);
+int cmd_metadata(tool_t *t);
 
 #endif

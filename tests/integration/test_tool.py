@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import time
 import urllib.parse
 
 import pytest
@@ -342,3 +343,40 @@ def test_tool_runs_clean_under_valgrind(own_redis, fleet, saml, store):
                               TOOL] + list(args), capture_output=True, text=True,
                              timeout=120, stdin=subprocess.DEVNULL)
         assert out.returncode in (0, 1), (args, out.returncode, out.stderr[-2000:])
+
+
+def test_metadata_reads_a_file_as_the_module_does(workdir, idps, testidp):
+    """replay-sp metadata FILE [--cert CERTFILE]: the signature verdict, the
+    IdPs the module would trust; exit status 1 for a file the module
+    refuses."""
+    d = common.make_dir(os.path.join(workdir, "tool-metadata"))
+    key, cert = testidp.make_keypair(d, "fed", "rsp tool federation")
+    until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 7 * 86400))
+    entities = []
+    for name in ("idp1", "idp2"):
+        with open(idps[name].metadata_path) as f:
+            entities.append(re.sub(r"^<\?xml[^>]*\?>\s*", "", f.read()))
+    agg = ('<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" '
+           'ID="_tool1" validUntil="%s">%s</md:EntitiesDescriptor>' % (until, "".join(entities)))
+    good = os.path.join(d, "fed.xml")
+    with open(good, "w") as f:
+        f.write(testidp.sign_metadata(agg, key, cert))
+    out = run("metadata", good, "--cert", cert)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "signature: verified" in out.stdout and "2 IdPs" in out.stdout
+    assert idps["idp1"].entity_id in out.stdout and idps["idp2"].entity_id in out.stdout
+    j = json.loads(run("metadata", good, "--cert", cert, "--json").stdout)
+    assert j["trusted"] and j["signature"] == "verified" and j["valid_until"]
+    assert [(i["entity_id"], i["scopes"]) for i in j["idps"]] == [
+        (idps["idp1"].entity_id, 1), (idps["idp2"].entity_id, 2)]
+    # unchecked without --cert; refused when tampered or too long-lived
+    assert "not checked" in run("metadata", good).stdout
+    bad = os.path.join(d, "tampered.xml")
+    with open(good) as f, open(bad, "w") as g:
+        g.write(f.read().replace("idp.test.example", "idp.tesT.example", 1))
+    out = run("metadata", bad, "--cert", cert)
+    assert out.returncode == 1 and "does not verify" in out.stdout, out.stdout
+    out = run("metadata", good, "--cert", cert, "--max-validity", "3600")
+    assert out.returncode == 1 and "ReplaySPMetadataMaxValidity" in out.stdout, out.stdout
+    assert run("metadata").returncode == 64
+    assert run("metadata", os.path.join(d, "missing.xml")).returncode == 2

@@ -1,0 +1,147 @@
+/* replay-sp metadata: what a metadata file holds and what the module
+ * would trust of it, read as the module reads it (rsp_md_verify.h,
+ * rsp_metadata.h, rsp_scope.h, rsp_idp_ui.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include <apr_file_io.h>
+#include <apr_strings.h>
+
+#include "replay-sp.h"
+#include "rsp_idp_ui.h"
+#include "rsp_md_verify.h"
+#include "rsp_metadata.h"
+#include "rsp_saml.h"
+#include "rsp_scope.h"
+
+static int read_all(tool_t *t, const char *path, const char **out)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_size_t n;
+    char *buf;
+
+    if (apr_file_open(&f, path, APR_FOPEN_READ, 0, t->p) != APR_SUCCESS
+        || apr_file_info_get(&fi, APR_FINFO_SIZE, f) != APR_SUCCESS
+        || fi.size > RSP_MD_MAX_SIZE) {
+        tool_error("%s: cannot be read (or larger than %d MiB)", path,
+                   RSP_MD_MAX_SIZE >> 20);
+        return RSP_EXIT_ERROR;
+    }
+    buf = apr_palloc(t->p, (apr_size_t)fi.size + 1);
+    if (apr_file_read_full(f, buf, (apr_size_t)fi.size, &n) != APR_SUCCESS) {
+        tool_error("%s: cannot be read", path);
+        apr_file_close(f);
+        return RSP_EXIT_ERROR;
+    }
+    apr_file_close(f);
+    buf[n] = '\0';
+    if (strlen(buf) != n) {
+        tool_error("%s: a NUL byte: not XML", path);
+        return RSP_EXIT_ERROR;
+    }
+    *out = buf;
+    return RSP_EXIT_OK;
+}
+
+/* The entity ID an entity's metadata names. */
+static const char *entity_id_of(apr_pool_t *p, const char *md)
+{
+    const char *a = strstr(md, "entityID=\""), *e;
+
+    if (!a || !(e = strchr(a + 10, '"'))) {
+        return "?";
+    }
+    return apr_pstrmemdup(p, a + 10, (apr_size_t)(e - a - 10));
+}
+
+int cmd_metadata(tool_t *t)
+{
+    const char *path, *cert, *md, *pem = NULL, *err = NULL, *verdict, *v;
+    apr_array_header_t *idps;
+    apr_time_t valid_until = 0;
+    apr_int64_t max_validity = RSP_MD_MAX_VALIDITY;
+    char *end;
+    int rc, i, refused = 0;
+
+    if (t->args->nelts != 1) {
+        tool_error("metadata: one FILE");
+        return RSP_EXIT_USAGE;
+    }
+    path = APR_ARRAY_IDX(t->args, 0, const char *);
+    cert = tool_opt(t, "cert");
+    if ((v = tool_opt(t, "max-validity"))) {
+        max_validity = apr_strtoi64(v, &end, 10);
+        if (*end || max_validity < 3600 || max_validity > 366 * 24 * 3600) {
+            tool_error("metadata: --max-validity: seconds from 3600 to 31622400, "
+                       "not %s", v);
+            return RSP_EXIT_USAGE;
+        }
+    }
+    if (rsp_saml_global_init(&err) != APR_SUCCESS) {
+        tool_error("metadata: %s", err);
+        return RSP_EXIT_ERROR;
+    }
+    if ((rc = read_all(t, path, &md)) != RSP_EXIT_OK
+        || (cert && (rc = read_all(t, cert, &pem)) != RSP_EXIT_OK)) {
+        return rc;
+    }
+    verdict = "not checked (no --cert: the module trusts the file as it is)";
+    if (pem) {
+        if (rsp_md_verify(t->p, md, strlen(md), pem, apr_time_now(),
+                          max_validity, &valid_until, &err) == APR_SUCCESS) {
+            verdict = "verified";
+        }
+        else {
+            verdict = err;
+            refused = 1;
+        }
+    }
+    if (rsp_metadata_idps(&idps, t->p, md, &err) != APR_SUCCESS) {
+        tool_error("%s: %s", path, err);
+        return RSP_EXIT_FINDING;
+    }
+    if (t->json) {
+        printf("{\"file\":%s,\"signature\":%s,\"trusted\":%s,\"valid_until\":%s,"
+               "\"idps\":[", tool_json(t->p, path), tool_json(t->p, verdict),
+               refused ? "false" : "true",
+               valid_until ? tool_json(t->p, tool_time(t->p, valid_until)) : "null");
+    }
+    else {
+        printf("%s: %d IdPs\nsignature: %s\n", path, idps->nelts, verdict);
+        if (valid_until) {
+            printf("valid until: %s\n", tool_time(t->p, valid_until));
+        }
+        printf("%s\n", refused ? "the module would refuse this file (httpd does "
+                                 "not start)" : "the module would trust these IdPs:");
+    }
+    for (i = 0; i < idps->nelts; i++) {
+        const char *e = APR_ARRAY_IDX(idps, i, const char *);
+        const char *id = entity_id_of(t->p, e);
+        rsp_idp_ui_t *ui = rsp_idp_ui_of_metadata(t->p, id, e);
+        rsp_scopes_t *scopes = NULL;
+        const char *serr = NULL;
+        int nscopes = rsp_scopes_of_metadata(&scopes, t->p, e, &serr) == APR_SUCCESS
+                      ? rsp_scopes_count(scopes) : -1;
+        const char *name = ui && ui->names->nelts
+                           ? APR_ARRAY_IDX(ui->names, 0, rsp_ui_text_t).value : NULL;
+        if (t->json) {
+            printf("%s{\"entity_id\":%s,\"name\":%s,\"scopes\":%d,\"hidden\":%s%s%s}",
+                   i ? "," : "", tool_json(t->p, id), tool_json(t->p, name),
+                   nscopes, ui && ui->hidden ? "true" : "false",
+                   serr ? ",\"scope_error\":" : "", serr ? tool_json(t->p, serr) : "");
+        }
+        else {
+            printf("  %s%s  scopes: %d%s%s\n", id,
+                   name ? apr_psprintf(t->p, "  \"%s\"", name) : "",
+                   nscopes < 0 ? 0 : nscopes,
+                   ui && ui->hidden ? "  (hidden from discovery)" : "",
+                   serr ? apr_pstrcat(t->p, "  refused: ", serr, NULL) : "");
+        }
+        refused |= serr != NULL;
+    }
+    if (t->json) {
+        printf("]}\n");
+    }
+    return refused ? RSP_EXIT_FINDING : RSP_EXIT_OK;
+}
