@@ -6,6 +6,7 @@
 #include <http_core.h>
 
 #include "mod_replay_sp_config.h"
+#include "rsp_md_filter.h"
 #include "rsp_path.h"
 #include "rsp_redirect.h"
 
@@ -431,18 +432,27 @@ static const char *add_enc_file(cmd_parms *cmd, void *mconfig, const char *arg,
     return NULL;
 }
 
-/* ReplaySPAllowSHA1 IDP-ENTITY-ID... (checked against the SP's IdPs when
- * the configuration is loaded) and ReplaySPScopedAttribute NAME... (more
- * scoped attributes, rsp_scope.h): words added to a list of the SP's. */
+/* Words added to a list of the SP's: ReplaySPAllowSHA1 IDP-ENTITY-ID...
+ * (checked against the SP's IdPs when the configuration is loaded),
+ * ReplaySPScopedAttribute NAME... (more scoped attributes, rsp_scope.h),
+ * ReplaySPIdPInclude / ReplaySPIdPExclude SELECTOR... (rsp_md_filter.h). */
 static const char *add_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-    apr_array_header_t **list = cmd->info ? &sp->def.scoped_names
-                                          : &sp->def.sha1_idps;
+    intptr_t which = (intptr_t)cmd->info;
+    apr_array_header_t **list = which == 1 ? &sp->def.scoped_names
+                                : which == 2 ? &sp->def.idp_include
+                                : which == 3 ? &sp->def.idp_exclude
+                                : &sp->def.sha1_idps;
+    const char *why;
 
     if (!*arg) {
-        return invalid(cmd, arg, cmd->info ? "expected an attribute's Name"
-                                           : "expected an IdP's entityID");
+        return invalid(cmd, arg, which == 1 ? "expected an attribute's Name"
+                                 : which ? "expected a selector"
+                                 : "expected an IdP's entityID");
+    }
+    if (which >= 2 && (why = rsp_md_selector_invalid(arg)) != NULL) {
+        return invalid(cmd, arg, why);
     }
     if (!*list) {
         *list = apr_array_make(cmd->pool, 2, sizeof(const char *));
@@ -740,6 +750,14 @@ const command_rec rsp_cmds[] = {
     AP_INIT_TAKE1("ReplaySPDiscoveryStylesheet", set_sp_word, (void *)1,
                   ACCESS_CONF, "Stylesheet of the built-in discovery page, "
                   "an https URL or a path (default: its own)"),
+    AP_INIT_ITERATE("ReplaySPIdPInclude", add_sp_word, (void *)2, ACCESS_CONF,
+                    "Trust only the IdPs of the metadata files that match one "
+                    "of these: entity=ID, registrar=AUTHORITY, category=URI "
+                    "(default: every IdP)"),
+    AP_INIT_ITERATE("ReplaySPIdPExclude", add_sp_word, (void *)3, ACCESS_CONF,
+                    "Do not trust the IdPs of the metadata files that match "
+                    "one of these: entity=ID, registrar=AUTHORITY, "
+                    "category=URI (default: none)"),
     AP_INIT_ITERATE("ReplaySPScopedAttribute", add_sp_word, (void *)1,
                     ACCESS_CONF, "Names of attributes whose values are "
                     "user@scope, kept only in the scopes the IdP's metadata "

@@ -48,6 +48,7 @@
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
 #include "rsp_idp_ui.h"
+#include "rsp_md_filter.h"
 #include "rsp_md_verify.h"
 #include "rsp_scope.h"
 
@@ -586,11 +587,17 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         }
         for (k = 0; k < entities->nelts; k++) {
             const char *md = APR_ARRAY_IDX(entities, k, const char *);
-            const char *bare = rsp_saml_without_key_descriptors(p, md);
-            LassoProvider *prov = bare ? lasso_provider_new_from_buffer(
-                LASSO_PROVIDER_ROLE_IDP, bare, NULL, NULL) : NULL;
+            const char *bare;
+            LassoProvider *prov;
             apr_array_header_t *certs;
             rsp_scopes_t *scopes = NULL;
+
+            if (!rsp_md_filter_keeps(p, md, sp->idp_include, sp->idp_exclude)) {
+                continue; /* not one of the IdPs this SP trusts */
+            }
+            bare = rsp_saml_without_key_descriptors(p, md);
+            prov = bare ? lasso_provider_new_from_buffer(
+                LASSO_PROVIDER_ROLE_IDP, bare, NULL, NULL) : NULL;
 
             if (!prov || !prov->ProviderID) {
                 *err = apr_psprintf(p, "%s: not valid SAML 2.0 metadata of an "
@@ -634,6 +641,11 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                 rsp_saml_idp_public_keys(p, certs);
             g_object_unref(prov);
         }
+    }
+    if (!sp->idp_ids->nelts) {
+        *err = "no IdP is left once ReplaySPIdPInclude and ReplaySPIdPExclude "
+               "have chosen";
+        return APR_EINVAL;
     }
     *input = RSP_SP_INPUT_SHA1;
     for (i = 0; sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {

@@ -45,6 +45,8 @@ typedef struct {
     const char *discovery_url;          /* ReplaySPDiscoveryURL, or NULL */
     const char *discovery_stylesheet;   /* ReplaySPDiscoveryStylesheet */
     const char *default_idp;            /* ReplaySPDefaultIdP, or NULL */
+    apr_array_header_t *idp_include;    /* const char *: ReplaySPIdPInclude */
+    apr_array_header_t *idp_exclude;    /* const char *: ReplaySPIdPExclude */
     apr_array_header_t *scoped_names;   /* const char *: ReplaySPScopedAttribute
                                          * (beside rsp_scope.h's defaults) */
     int guard;                          /* guards another SP: no signing

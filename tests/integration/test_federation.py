@@ -203,3 +203,56 @@ def test_a_bad_signed_aggregate_is_refused_at_configtest(make_bad_instance, work
     assert rc != 0, out
     assert "ReplaySPIdPMetadataFile" in out and path in out and why in out, out
     h.gate_offset = h.log_size()
+
+
+def with_registrar(workdir, idp, authority):
+    """idp's metadata with an mdrpi:RegistrationInfo naming authority."""
+    with open(idp.metadata_path) as f:
+        md = f.read()
+    path = os.path.join(workdir, "registered-%d.xml" % time.time_ns())
+    with open(path, "w") as f:
+        f.write(md.replace(
+            "<md:IDPSSODescriptor",
+            '<md:Extensions><mdrpi:RegistrationInfo '
+            'xmlns:mdrpi="urn:oasis:names:tc:SAML:metadata:rpi" '
+            'registrationAuthority="%s"/></md:Extensions><md:IDPSSODescriptor' % authority, 1))
+    return path
+
+
+@pytest.mark.expect_log("check_refused")
+def test_include_and_exclude_choose_the_idps_of_an_aggregate(fleet, saml, idps, sp_config,
+                                                             workdir):
+    """ReplaySPIdPInclude registrar=...: only the IdPs the federation
+    registered; ReplaySPIdPExclude entity=...: all but one. An IdP left out
+    is unknown to the SP (check=issuer)."""
+    reg = with_registrar(workdir, idps["idp2"], "https://fed.test.example/")
+    agg = aggregate(os.path.join(workdir, "federation-filtered.xml"),
+                    idps["idp1"].metadata_path, reg)
+    for extra, default, kept, left in (
+            ("ReplaySPIdPInclude registrar=https://fed.test.example/", "idp2", "idp2", "idp1"),
+            ("ReplaySPIdPExclude entity=%s" % idps["idp2"].entity_id, "idp1", "idp1", "idp2")):
+        fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[agg],
+                                       default_idp=idps[default].entity_id),
+                               location_extra=extra)
+        fleet.mark_logs()
+        r = post_acs(fleet.public, saml.mint(kept).b64, relay_state=PAGE)
+        assert r.status_code == 303, (extra, r.status_code, r.text[:200])
+        r = post_acs(fleet.public, saml.mint(left).b64, relay_state=PAGE)
+        assert r.status_code == 400, (extra, r.status_code)
+        assert fleet.count_in_logs("check=issuer") == 1, extra
+
+
+def test_filters_that_leave_no_idp_are_refused_at_configtest(make_bad_instance, idps, workdir):
+    agg = aggregate(os.path.join(workdir, "federation-none.xml"), idps["idp1"].metadata_path,
+                    idps["idp2"].metadata_path)
+    h = make_bad_instance(agg)
+    h.body = h.body.replace("</Location>", "    ReplaySPIdPInclude category=http://x.example/\n"
+                            "</Location>")
+    rc, out = h.configtest()
+    assert rc != 0 and "no IdP is left" in out, out
+    h.gate_offset = h.log_size()
+    h2 = make_bad_instance(agg)
+    h2.body = h2.body.replace("</Location>", "    ReplaySPIdPExclude https://idp\n</Location>")
+    rc, out = h2.configtest()
+    assert rc != 0 and "ReplaySPIdPExclude" in out and "expected entity=" in out, out
+    h2.gate_offset = h2.log_size()
