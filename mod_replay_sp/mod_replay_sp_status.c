@@ -20,9 +20,39 @@ typedef struct {
     apr_int64_t value;
 } metric_t;
 
-static int snapshot(metric_t *m, const rsp_shared_t *sh)
+/* The IdPs the SPs of r's server trust, and the earliest validUntil of
+ * their signed metadata files (0: none signed). */
+static void metadata_figures(request_rec *r, apr_int64_t *idps,
+                             apr_time_t *valid_until)
 {
+    rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
+                                             &replay_sp_module);
+    int i, j;
+
+    *idps = 0;
+    *valid_until = 0;
+    for (i = 0; sc && sc->sps && i < sc->sps->nelts; i++) {
+        const rsp_saml_sp_t *sp = &APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *)->def;
+        if (!sp->idp_ids) {
+            continue;
+        }
+        *idps += sp->idp_ids->nelts;
+        for (j = 0; sp->idp_valid_until && j < sp->idp_valid_until->nelts; j++) {
+            apr_time_t vu = APR_ARRAY_IDX(sp->idp_valid_until, j, apr_time_t);
+            if (vu && (!*valid_until || vu < *valid_until)) {
+                *valid_until = vu;
+            }
+        }
+    }
+}
+
+static int snapshot(metric_t *m, const rsp_shared_t *sh, request_rec *r)
+{
+    apr_int64_t idps;
+    apr_time_t valid_until;
     int n = 0;
+
+    metadata_figures(r, &idps, &valid_until);
 
 #define METRIC(nm, ty, hp, v) \
     do { m[n].name = nm; m[n].type = ty; m[n].help = hp; m[n].value = (v); n++; } while (0)
@@ -61,6 +91,13 @@ static int snapshot(metric_t *m, const rsp_shared_t *sh)
     METRIC("replay_sp_monitor_last_poll_timestamp_seconds", "gauge",
            "When the monitor last polled the store (0: never).",
            apr_time_sec(sh->last_poll));
+    METRIC("replay_sp_metadata_idps", "gauge",
+           "IdPs the SPs of this virtual host trust, read when httpd started.",
+           idps);
+    METRIC("replay_sp_metadata_valid_until_timestamp_seconds", "gauge",
+           "The earliest validUntil of this virtual host's signed metadata "
+           "files (0: none signed); past it their IdPs are refused.",
+           apr_time_sec(valid_until));
 #undef METRIC
     return n;
 }
@@ -92,13 +129,13 @@ static const char *status_key(apr_pool_t *p, const char *name)
 int rsp_status_hook(request_rec *r, int flags)
 {
     const rsp_shared_t *sh = rsp_shared();
-    metric_t m[16];
+    metric_t m[24];
     int i, n, b;
 
     if (!sh) {
         return OK;
     }
-    n = snapshot(m, sh);
+    n = snapshot(m, sh, r);
     if (flags & AP_STATUS_SHORT) {
         for (i = 0; i < n; i++) {
             ap_rprintf(r, "%s: %" APR_INT64_T_FMT "\n",
@@ -134,7 +171,7 @@ int rsp_status_hook(request_rec *r, int flags)
 int rsp_status_handler(request_rec *r)
 {
     const rsp_shared_t *sh = rsp_shared();
-    metric_t m[16];
+    metric_t m[24];
     apr_uint32_t cum = 0;
     int i, n, b;
 
@@ -153,7 +190,7 @@ int rsp_status_handler(request_rec *r)
     if (r->header_only) {
         return OK;
     }
-    n = snapshot(m, sh);
+    n = snapshot(m, sh, r);
     for (i = 0; i < n; i++) {
         ap_rprintf(r, "# HELP %s %s\n# TYPE %s %s\n%s %" APR_INT64_T_FMT "\n",
                    m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,

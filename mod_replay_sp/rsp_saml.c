@@ -553,6 +553,8 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                                     sizeof(rsp_scopes_t *));
     sp->idp_ui = apr_array_make(p, sp->idp_files->nelts,
                                 sizeof(rsp_idp_ui_t *));
+    sp->idp_valid_until = apr_array_make(p, sp->idp_files->nelts,
+                                         sizeof(apr_time_t));
     for (i = 0; i < sp->idp_files->nelts; i++) {
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
         const char *file, *why = NULL;
@@ -560,7 +562,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         const char *cert = sp->idp_file_certs
                            ? APR_ARRAY_IDX(sp->idp_file_certs, i, const char *)
                            : NULL;
-        apr_time_t valid_until;
+        apr_time_t valid_until = 0;
 
         if ((rv = read_file(&file, p, path, err)) != APR_SUCCESS) {
             return rv;
@@ -632,6 +634,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             APR_ARRAY_PUSH(sp->idp_scopes, rsp_scopes_t *) = scopes;
             APR_ARRAY_PUSH(sp->idp_ui, rsp_idp_ui_t *) =
                 rsp_idp_ui_of_metadata(p, prov->ProviderID, md);
+            APR_ARRAY_PUSH(sp->idp_valid_until, apr_time_t) = valid_until;
             APR_ARRAY_PUSH(sp->idp_ids, const char *) =
                 apr_pstrdup(p, prov->ProviderID);
             APR_ARRAY_PUSH(sp->idp_metadata, const char *) = bare;

@@ -65,6 +65,9 @@ typedef struct {
                                        * declares, same order */
     apr_array_header_t *idp_ui;       /* rsp_idp_ui_t *: how each is shown
                                        * in discovery, same order */
+    apr_array_header_t *idp_valid_until; /* apr_time_t: the validUntil of
+                                          * each one's signed file (0: not
+                                          * signed), same order */
     const struct rsp_saml_keys *keys; /* those and the signing key, loaded
                                        * once: what servers are built from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
@@ -157,7 +160,9 @@ typedef struct {
  * assertion-count, encryption, encryption-algorithm, decrypt,
  * decrypted-size, subject, bearer, recipient, destination, audience,
  * in-response-to, window-missing, expired, not-yet-valid, window-too-long,
- * scope) and *detail.
+ * scope, metadata-expired) and *detail. metadata-expired: the signed
+ * metadata file that names the issuer is past its validUntil (a fleet not
+ * restarted with a fresh copy stops trusting it).
  *
  * Values of scoped attributes whose scope the issuer's metadata does not
  * declare are dropped (rsp_scope.h) and named in scope_dropped; when one of

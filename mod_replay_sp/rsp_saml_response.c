@@ -154,6 +154,34 @@ static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
 }
 
 
+/* The issuer's place among the SP's IdPs, or -1. */
+static int idp_index(const rsp_check_params_t *cp, const char *issuer)
+{
+    int i;
+
+    for (i = 0; cp->sp && cp->sp->idp_ids && i < cp->sp->idp_ids->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(cp->sp->idp_ids, i, const char *), issuer)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The validUntil of the signed metadata file naming the issuer, when it
+ * has passed (else 0). */
+static apr_time_t metadata_expired(const rsp_check_params_t *cp,
+                                   const char *issuer)
+{
+    int i = idp_index(cp, issuer);
+    apr_time_t vu;
+
+    if (i < 0 || !cp->sp->idp_valid_until || i >= cp->sp->idp_valid_until->nelts) {
+        return 0;
+    }
+    vu = APR_ARRAY_IDX(cp->sp->idp_valid_until, i, apr_time_t);
+    return vu && cp->now >= vu ? vu : 0;
+}
+
 /* Drop the values of scoped attributes outside the scopes the issuer's
  * metadata declares (res->scope_dropped names them); 1 with *detail when
  * one of them is of the attribute that names the user. */
@@ -162,14 +190,10 @@ static int scoped_values_refused(rsp_assertion_t *res, apr_pool_t *p,
                                  const char **detail)
 {
     const rsp_scopes_t *scopes = NULL;
-    int i;
+    int i = idp_index(cp, res->issuer);
 
-    for (i = 0; cp->sp && cp->sp->idp_ids && i < cp->sp->idp_ids->nelts; i++) {
-        if (!strcmp(APR_ARRAY_IDX(cp->sp->idp_ids, i, const char *),
-                    res->issuer)) {
-            scopes = APR_ARRAY_IDX(cp->sp->idp_scopes, i, const rsp_scopes_t *);
-            break;
-        }
+    if (i >= 0 && cp->sp->idp_scopes) {
+        scopes = APR_ARRAY_IDX(cp->sp->idp_scopes, i, const rsp_scopes_t *);
     }
     res->scope_dropped = rsp_scope_filter(p, scopes,
                                           cp->sp ? cp->sp->scoped_names : NULL,
@@ -214,6 +238,7 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     apr_status_t rv = APR_SUCCESS;
     GList *it;
     const char *detail_scope = NULL;
+    apr_time_t md_expired;
     int rc, audience_ok = 0, n_audience = 0;
 
     if ((why = check_base64(p, b64, &xml, &xml_len)) != NULL) {
@@ -406,6 +431,11 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         res->name_id = apr_pstrdup(p, subj->NameID->content);
         res->name_id_format = subj->NameID->Format
             ? apr_pstrdup(p, subj->NameID->Format) : NULL;
+    }
+    if ((md_expired = metadata_expired(cp, res->issuer)) != 0) {
+        REFUSE("metadata-expired", "the signed metadata naming IdP %s expired "
+               "at %s (its validUntil): restart httpd with a fresh copy",
+               res->issuer, rsp_format_time(p, md_expired));
     }
     res->attributes = attributes_of(p, a);
     if (scoped_values_refused(res, p, cp, &detail_scope)) {

@@ -165,7 +165,15 @@ def test_a_signed_aggregate_verified_then_its_idps_sign_in(fleet, saml, store, i
     validUntil checked when httpd starts; its IdPs sign in once."""
     agg = aggregate(os.path.join(workdir, "federation-signed.xml"), idps["idp1"].metadata_path,
                     idps["idp2"].metadata_path, signed_by=federation_key)
-    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(agg, federation_key[1])]))
+    fleet.restart_replicas(
+        sp=dict(sp_config, idp_metadata=[(agg, federation_key[1])]),
+        location_extra="<If \"%{REQUEST_URI} == '/rsp-status'\">\n"
+                       "    SetHandler replay-sp-status\n    Require all granted\n</If>")
+    status = requests.get(fleet.replicas[0].base_url + "/rsp-status", timeout=10).text
+    figures = dict(re.findall(r"^(replay_sp_metadata_\w+) (\d+)$", status, re.M))
+    assert figures["replay_sp_metadata_idps"] == "2", status
+    until = int(figures["replay_sp_metadata_valid_until_timestamp_seconds"])
+    assert 6 * 86400 < until - time.time() <= 7 * 86400, (until, time.time())
     for idp in ("idp1", "idp2"):
         m = saml.mint(idp)
         r = post_acs(fleet.public, m.b64, relay_state=PAGE)

@@ -155,6 +155,28 @@ START_TEST(test_scoped_attributes)
 }
 END_TEST
 
+/* A signed metadata file past its validUntil: the IdP it names is no
+ * longer trusted (a fleet that was not restarted with a fresh copy). */
+START_TEST(test_metadata_expired)
+{
+    const char *good = rsp_unit_saml_case(pool, "good-both-signed");
+    apr_time_t *vu;
+    rsp_assertion_t *a;
+    const char *check, *detail;
+
+    ck_assert_int_eq(saml_sp.idp_valid_until->nelts, 1);
+    vu = &APR_ARRAY_IDX(saml_sp.idp_valid_until, 0, apr_time_t);
+    ck_assert(*vu == 0);             /* not signed: no validUntil kept */
+    *vu = apr_time_now() - apr_time_from_sec(1);
+    ck_assert_int_ne(rsp_unit_saml_process(good, &a, &check, &detail), APR_SUCCESS);
+    ck_assert_str_eq(check, "metadata-expired");
+    ck_assert_ptr_nonnull(strstr(detail, IDP_ENTITY));
+    *vu = apr_time_now() + apr_time_from_sec(3600);
+    ck_assert_int_eq(rsp_unit_saml_process(good, &a, &check, &detail), APR_SUCCESS);
+    *vu = 0;
+}
+END_TEST
+
 static Suite *response_suite(void)
 {
     Suite *s = suite_create("rsp_saml_response");
@@ -167,6 +189,7 @@ static Suite *response_suite(void)
     tcase_add_test(tc, test_verdicts_are_stable);
     tcase_add_test(tc, test_user_without_name_id);
     tcase_add_test(tc, test_scoped_attributes);
+    tcase_add_test(tc, test_metadata_expired);
     suite_add_tcase(s, tc);
     return s;
 }
