@@ -11,7 +11,7 @@ python3-xmlschema libxml2-utils xmlsec1 openssl prometheus
 build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon
 libapache2-mod-shib chromium chromium-driver python3-selenium libnss3-tools
 python3-onelogin-saml2 python3-flask gunicorn uwsgi-core uwsgi-plugin-python3
-ruby-saml ruby-rack puma simplesamlphp libapache2-mod-php8.2 php-memcached"
+ruby-saml ruby-rack puma simplesamlphp libapache2-mod-php8.2 php-memcached php-xml php-mbstring"
 
 missing=""
 for p in $PKGS; do

@@ -20,6 +20,7 @@ test_guard_simplesamlphp.py).
   the instances' logs since a mark).
 """
 
+import base64
 import json
 import os
 import signal
@@ -171,10 +172,20 @@ class AppInstance:
         self.mark = os.path.getsize(self.log_path)
 
     def entries(self):
-        with open(self.log_path, "rb") as f:
-            f.seek(self.mark)
-            text = f.read().decode("utf-8")
-        return [json.loads(l) for l in text.splitlines() if l.strip()]
+        return read_log(self.log_path, self.mark)
+
+
+def read_log(path, offset):
+    """The JSON entries of a backend's log after offset (a PHP backend logs
+    the body as body_b64: decoded into body, as the others give it)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8")
+    out = [json.loads(l) for l in text.splitlines() if l.strip()]
+    for e in out:
+        if "body_b64" in e:
+            e["body"] = base64.b64decode(e.pop("body_b64")).decode("latin-1")
+    return out
 
 
 class AppLogs:
