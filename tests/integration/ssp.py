@@ -14,15 +14,21 @@ test_guard_simplesamlphp.py: Debian's simplesamlphp under mod_php
 * mod_php is not thread-safe (Debian builds it without ZTS: httpd refuses
   to start it under a threaded MPM), so these replicas run the prefork MPM
   (``PreforkHttpd``).
+* PHP loads its extensions with ``RTLD_DEEPBIND``, which the ASan runtime
+  refuses: where the fleet suite runs httpd with the ASan runtime preloaded
+  (``RSP_HTTPD_PRELOAD``, the module built with sanitizers), these
+  replicas run without the preload and with the release build of the
+  module (``module_for_php``).
 * Each replica's PHP prepends apps/ssp_prepend.php: a log of what reached
   the assertion consumer and what it answered (``logs``, as apps.AppLogs).
 """
 
 import os
+import subprocess
 
 from apps import APPS_DIR, idp_cert_b64, read_log
 from common import make_dir
-from httpd_fleet import APACHE_MODULES, Fleet, Httpd
+from httpd_fleet import APACHE2, APACHE_MODULES, DEFAULT_MODULE, Fleet, Httpd, httpd_env
 
 SSP_DIR = "/usr/share/simplesamlphp"
 SSP_WWW = os.path.join(SSP_DIR, "www")
@@ -41,13 +47,33 @@ def available():
     return os.path.isdir(SSP_WWW) and os.path.exists(PHP_SO)
 
 
+def module_for_php(module):
+    """(the module build mod_php's replicas load, or None, why not): the
+    given one, or under an ASan run the release build."""
+    if not os.environ.get("RSP_HTTPD_PRELOAD"):
+        return module, None
+    if os.path.isfile(DEFAULT_MODULE):
+        return DEFAULT_MODULE, None
+    return None, ("mod_php cannot run with the ASan runtime preloaded (PHP loads its "
+                  "extensions with RTLD_DEEPBIND), and there is no release build at %s"
+                  % DEFAULT_MODULE)
+
+
 class PreforkHttpd(Httpd):
-    """An httpd on the prefork MPM (mod_php)."""
+    """An httpd on the prefork MPM, run without a preloaded sanitizer
+    runtime (mod_php)."""
 
     def load_module_lines(self):
         return super().load_module_lines().replace(
             "LoadModule mpm_event_module %s/mod_mpm_event.so" % APACHE_MODULES,
             "LoadModule mpm_prefork_module %s/mod_mpm_prefork.so" % APACHE_MODULES)
+
+    def _run(self, args, timeout=60):
+        env = httpd_env()
+        env.pop("LD_PRELOAD", None)
+        return subprocess.run([APACHE2, "-f", self.conf_path] + args, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, cwd=self.root)
 
 
 CONFIG_PHP = """<?php
