@@ -5,7 +5,9 @@ test_guard_simplesamlphp.py).
 * ``AppKind``: one application SP and how it is run and proxied: ``FLASK``
   (apps/flask_sp.py, python3-saml, under gunicorn, ``ProxyPass http://``),
   ``FLASK_UWSGI`` (the same app under uwsgi, ``ProxyPass uwsgi://``:
-  mod_proxy_uwsgi, the case where the application does not speak HTTP),
+  mod_proxy_uwsgi) and ``FLASK_FCGI`` (under uwsgi's FastCGI socket,
+  ``ProxyPass fcgi://``: mod_proxy_fcgi), the cases where the application
+  does not speak HTTP,
   ``RUBY`` (apps/ruby_sp.ru, ruby-saml, under puma, ``ProxyPass
   http://``).
 * ``AppInstance``: one process of it on a port of its own, started and
@@ -73,6 +75,12 @@ class AppKind:
                     "--module", "flask_sp:app", "--threads", "8", "--need-app",
                     "--disable-logging", "--die-on-term", "--hook-master-start",
                     "unix_signal:15 gracefully_kill_them_all"]
+        if self.runner == "uwsgi-fastcgi":
+            return ["/usr/bin/uwsgi-core", "--plugin", "python3",
+                    "--fastcgi-socket", "127.0.0.1:%d" % port, "--chdir", APPS_DIR,
+                    "--module", "flask_sp:app", "--threads", "8", "--need-app",
+                    "--disable-logging", "--die-on-term", "--hook-master-start",
+                    "unix_signal:15 gracefully_kill_them_all"]
         if self.runner == "puma":
             return ["/usr/bin/puma", "--bind", "tcp://127.0.0.1:%d" % port, "--threads", "1:8",
                     "--environment", "production", "--quiet",
@@ -97,10 +105,16 @@ FLASK_UWSGI = AppKind("flask-uwsgi", "Flask + python3-saml under uwsgi",
                       ["/usr/bin/uwsgi-core", "/usr/lib/uwsgi/plugins/python3_plugin.so",
                        "/usr/lib/python3/dist-packages/onelogin/saml2",
                        "/usr/lib/python3/dist-packages/flask"])
+FLASK_FCGI = AppKind("flask-fcgi", "Flask + python3-saml under uwsgi, FastCGI",
+                     "https://sp.flask-fcgi.test.example/saml/metadata", "uwsgi-fastcgi", "fcgi",
+                     ["proxy", "proxy_fcgi", "setenvif"],
+                     ["/usr/bin/uwsgi-core", "/usr/lib/uwsgi/plugins/python3_plugin.so",
+                      "/usr/lib/python3/dist-packages/onelogin/saml2",
+                      "/usr/lib/python3/dist-packages/flask"])
 RUBY = AppKind("ruby", "Rack + ruby-saml under puma",
                "https://sp.ruby.test.example/saml/metadata", "puma", "http",
                ["proxy", "proxy_http"], ["/usr/bin/puma", "/usr/bin/ruby"])
-KINDS = {k.name: k for k in (FLASK, FLASK_UWSGI, RUBY)}
+KINDS = {k.name: k for k in (FLASK, FLASK_UWSGI, FLASK_FCGI, RUBY)}
 
 
 def idp_cert_b64(idp):
@@ -242,6 +256,10 @@ class AppFleet(Fleet):
             "ProxyRequests Off",
             'ProxyPass "/app/" "%s/app/" disablereuse=On timeout=30' % target,
         ]
+        if self.kind.scheme == "fcgi":
+            # mod_proxy_fcgi sends no PATH_INFO unless told (the WSGI app
+            # routes on it): the path after the ProxyPass URL's host
+            lines.append("SetEnvIf Request_URI . proxy-fcgi-pathinfo=unescape")
         for path in (ACS_PATH, OWN_ENDPOINT_ACS):
             lines.append("<Location %s>" % path)
             if self.guard:

@@ -8,9 +8,10 @@ its own instance i, the guard over it (apps.py):
 * ``ruby``: a Rack app + ruby-saml (Debian's ruby-saml) under puma,
   ``ProxyPass http://``;
 * ``flask-uwsgi``: the Flask app under uwsgi, ``ProxyPass uwsgi://``
-  (mod_proxy_uwsgi: the application does not speak HTTP); the heavy cases
-  (50 concurrent posts, 120 sign-ins, the re-wrapped assertion) run on
-  the two HTTP apps only.
+  (mod_proxy_uwsgi), and ``flask-fcgi``: under uwsgi's FastCGI socket,
+  ``ProxyPass fcgi://`` (mod_proxy_fcgi): applications that do not speak
+  HTTP; the heavy cases (50 concurrent posts, 120 sign-ins, the re-wrapped
+  assertion) run on the two HTTP apps only.
 
 Each app checks the response itself (signature, audience, Destination and
 Recipient against its configured public URL, times) and keeps the
