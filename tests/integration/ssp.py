@@ -212,10 +212,11 @@ class SimpleSAMLphpFleet(Fleet):
 
     def _write_htdocs(self):
         super()._write_htdocs()
-        with open(os.path.join(APPS_DIR, "ssp_whoami.php")) as f:
-            page = f.read()
-        for h in self.replicas:
-            h.write_file("app/whoami.php", page)
+        for name in ("whoami", "login"):
+            with open(os.path.join(APPS_DIR, "ssp_%s.php" % name)) as f:
+                page = f.read()
+            for h in self.replicas:
+                h.write_file("app/%s.php" % name, page)
 
     def reconfigure(self, guard, ssp_store):
         """Restart the replicas with or without the guard, on SimpleSAMLphp's

@@ -225,6 +225,33 @@ def test_first_response_refused_after_120_sign_ins(sspf, minter):
 
 
 @pytest.mark.expect_log("replay_refused")
+def test_sp_initiated_sign_in_across_replicas(sspf, minter, testidp, store):
+    """SimpleSAMLphp's own AuthnRequest, made on one replica (its state in
+    the shared store), answered with InResponseTo and posted to another
+    through the guard: signed in, the page answers on a third; the
+    response cannot be used again."""
+    r1, r2, r3 = (h.base_url for h in sspf.replicas)
+    start = requests.get(r1 + "/app/login.php", allow_redirects=False, timeout=30)
+    assert start.status_code in (302, 303), (start.status_code, start.text[:300])
+    loc = start.headers["Location"]
+    assert loc.startswith(minter.idp.sso_url), loc
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
+    rid, acs_url = testidp.parse_redirect_authn_request(q["SAMLRequest"][0])
+    assert acs_url == sspf.post_url, acs_url
+    _, b64 = minter.mint(in_response_to=rid, name_id="sp-initiated")
+    back = post(r2 + ssp.ACS_PATH, b64, q["RelayState"][0])
+    assert accepted(back), (back.status_code, back.text[:300])
+    assert back.headers["Location"] == sspf.public + "/app/login.php", back.headers
+    page = requests.get(r3 + "/app/login.php", cookies=back.cookies, allow_redirects=False,
+                        timeout=30)
+    assert page.status_code == 200 and page.text == "sp-initiated\n", (page.status_code,
+                                                                       page.text[:200])
+    assert len(store.claim_keys()) == 1
+    again = post(r3 + ssp.ACS_PATH, b64, q["RelayState"][0])
+    assert again.status_code == 403
+
+
+@pytest.mark.expect_log("replay_refused")
 def test_an_assertion_it_would_forget_is_accepted_once(sspf, minter):
     """The response SimpleSAMLphp alone accepts on every post (see the
     negative control): once with the guard, which claims it for its whole
