@@ -13,7 +13,9 @@ python3 python3-lasso python3-pytest python3-pytest-xdist python3-requests pytho
 python3-xmlschema libxml2-utils xmlsec1 openssl prometheus
 build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon
 libapache2-mod-shib chromium chromium-driver python3-selenium libnss3-tools
-openjdk-17-jdk-headless"
+openjdk-17-jdk-headless
+python3-onelogin-saml2 python3-flask gunicorn uwsgi-core uwsgi-plugin-python3
+ruby-saml ruby-rack puma simplesamlphp libapache2-mod-php8.2 php-memcached php-xml php-mbstring"
 # The samlify test IdP runs on node: Debian's nodejs and npm where the
 # machine has none (a node of another origin, with its own npm, is used
 # as it is: Debian's npm package would conflict with it).
@@ -65,10 +67,11 @@ done
 # packaged system services are not needed (and need not start).
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     -o DPkg::Lock::Timeout=600 $missing
-# The peer SPs the guard's tests run (mod_auth_mellon, Shibboleth SP) are
-# started by the tests with configurations of their own: the packages'
-# own enabling of them in the system's Apache, and shibd's service, are
-# undone when this script installed them.
+# The peer SPs the guard's tests run (mod_auth_mellon, Shibboleth SP,
+# SimpleSAMLphp under mod_php) are started by the tests with
+# configurations of their own: the packages' own enabling of them in the
+# system's Apache (mod_php also switches it to the prefork MPM), and
+# shibd's service, are undone when this script installed them.
 for p in $missing; do
     case "$p" in
     libapache2-mod-auth-mellon) $SUDO a2dismod -q auth_mellon >/dev/null 2>&1 || true ;;
@@ -77,6 +80,12 @@ for p in $missing; do
         $SUDO a2disconf -q shib >/dev/null 2>&1 || true
         if [ -d /run/systemd/system ]; then
             $SUDO systemctl disable --now shibd >/dev/null 2>&1 || true
+        fi ;;
+    libapache2-mod-php8.2)
+        $SUDO a2dismod -q php8.2 >/dev/null 2>&1 || true
+        if [ -e /etc/apache2/mods-enabled/mpm_prefork.load ]; then
+            $SUDO a2dismod -q mpm_prefork >/dev/null 2>&1 || true
+            $SUDO a2enmod -q mpm_event >/dev/null 2>&1 || true
         fi ;;
     esac
 done

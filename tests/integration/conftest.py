@@ -75,6 +75,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "sp_expect_log(**tags): expect_log for one SP's run of a guard test "
         "(SP name -> tuple of tags)")
+    # test_guard_apps.py
+    config.addinivalue_line(
+        "markers", "heavy: an application guard test run on the HTTP applications only")
 
 
 def pytest_generate_tests(metafunc):
@@ -92,8 +95,9 @@ def pytest_generate_tests(metafunc):
 
 
 # Parameters (module scope) that choose a fleet of a test module's own:
-# test_guard.py's guarded_sp, the SP the guard is in front of.
-FLEET_PARAMS = ("guarded_sp",)
+# test_guard.py's guarded_sp, the SP the guard is in front of;
+# test_guard_apps.py's app_sp, the application SP behind mod_proxy.
+FLEET_PARAMS = ("guarded_sp", "app_sp")
 
 
 @pytest.hookimpl(trylast=True)
