@@ -72,8 +72,10 @@ rsp_endpoint_t rsp_endpoint_of(request_rec *r, const rsp_dir_cfg_t *dc)
     const char *ep = rsp_cfg_endpoint(dc);
     apr_size_t len = strlen(ep);
 
-    if (!dc->sp || !r->uri || strncmp(r->uri, ep, len) != 0
-        || r->uri[len] != '/') {
+    /* A guard section belongs to the SP behind it: its path (an
+     * application's /saml/acs, say) is that SP's, never our endpoint. */
+    if (!dc->sp || dc->guard >= RSP_GUARD_ON || !r->uri
+        || strncmp(r->uri, ep, len) != 0 || r->uri[len] != '/') {
         return RSP_EP_NONE;
     }
     if (!strcmp(r->uri + len + 1, "acs")) {

@@ -288,9 +288,6 @@ def test_ambiguous_inputs_refused_before_the_app(app, app_sp, minter, store):
 
 
 @pytest.mark.backends("redis")
-@pytest.mark.xfail(strict=True, reason="the module's own endpoints (ReplaySPEndpointPath, "
-                   "default /saml) answer inside a guard section: its ACS handler takes "
-                   "/saml/acs from mod_proxy after the guard claimed the response")
 def test_an_application_acs_at_the_modules_endpoint_path_reaches_the_app(app, app_sp,
                                                                          idps):
     """An application whose ACS is /saml/acs (the module's default
