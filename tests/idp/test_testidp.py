@@ -1512,8 +1512,9 @@ NS_ENC = dict(NS, xenc=XENC)
 ENC_COMBOS = [(engine, data, key)
               for engine, (datas, keys) in tidp.ENCRYPTION_ENGINES.items()
               for data in datas for key in keys]
-SESSION_KEY_BYTES = {"aes128-gcm": 16, "aes256-gcm": 32, "aes128-cbc": 16,
-                     "aes256-cbc": 32, "tripledes-cbc": 24}
+SESSION_KEY_BYTES = {"aes128-gcm": 16, "aes192-gcm": 24, "aes256-gcm": 32,
+                     "aes128-cbc": 16, "aes192-cbc": 24, "aes256-cbc": 32,
+                     "tripledes-cbc": 24}
 EA_PATH = "/*[local-name()='Response']/*[local-name()='EncryptedAssertion']"
 
 
