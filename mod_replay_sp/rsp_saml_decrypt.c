@@ -13,6 +13,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/rsa.h>
 
 #include "rsp_saml_decrypt.h"
 #include "rsp_util.h"
@@ -142,6 +143,33 @@ static void describe(rsp_dec_key_t *k, apr_pool_t *p)
     k->sha1 = fingerprint(p, k->cert, EVP_sha1());
 }
 
+/* Whether k decrypts what its public key encrypts (RSA-OAEP, SHA-1): a
+ * key that cannot is refused when it is loaded, not at a sign-in; and
+ * what OpenSSL keeps in a key after its first private-key operation is
+ * made now, once. */
+static int key_works(EVP_PKEY *k)
+{
+    static const rsp_xenc_oaep_t oaep = {NULL, NULL, NULL, 0, NULL};
+    rsp_xenc_oaep_t o = oaep;
+    unsigned char in[16], ct[1024], out[1024];
+    size_t ctlen = sizeof(ct);
+    apr_size_t outlen = 0;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(k, NULL);
+    int ok;
+
+    o.md = o.mgf1_md = EVP_sha1();
+    ok = ctx && EVP_PKEY_get_size(k) <= (int)sizeof(ct)
+        && RAND_bytes(in, sizeof(in)) == 1
+        && EVP_PKEY_encrypt_init(ctx) > 0
+        && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) > 0
+        && EVP_PKEY_encrypt(ctx, ct, &ctlen, in, sizeof(in)) > 0
+        && rsp_xenc_unwrap(out, &outlen, sizeof(out), k, &o, ct, ctlen)
+        && outlen == sizeof(in) && !CRYPTO_memcmp(in, out, sizeof(in));
+    EVP_PKEY_CTX_free(ctx);
+    ERR_clear_error();
+    return ok;
+}
+
 static apr_status_t key_free(void *data)
 {
     rsp_dec_key_t *k = data;
@@ -177,6 +205,11 @@ apr_status_t rsp_saml_decrypt_keys_load(apr_array_header_t **out,
             ERR_clear_error();
             *err = apr_psprintf(p, "decryption key %d is no RSA private key",
                                 i + 1);
+            return APR_EGENERAL;
+        }
+        if (!key_works(k->key)) {
+            *err = apr_psprintf(p, "decryption key %d does not decrypt what "
+                                "its public key encrypts", i + 1);
             return APR_EGENERAL;
         }
         if (cpem && (b = BIO_new_mem_buf(cpem, -1)) != NULL) {
