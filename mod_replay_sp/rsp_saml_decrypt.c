@@ -49,24 +49,24 @@ static const char *text_of(apr_pool_t *p, xmlNodePtr n)
 
 /* ---- the keys ---- */
 
-/* A name as compared here: ASCII lowercase, no space next to ',', '+'
- * or '=' (RFC 2253 as OpenSSL and Java write it, and "CN=a, O=b" as .NET
- * does), nor at either end. */
+/* A name as compared here: ASCII lowercase, a run of whitespace one
+ * space, none next to ',', '+' or '=' (RFC 2253 as OpenSSL and Java
+ * write it, and "CN=a, O=b" as .NET does), nor at either end. */
 static const char *norm_name(apr_pool_t *p, const char *s)
 {
     char *out = apr_palloc(p, strlen(s) + 1), *o = out;
-    const char *c;
+    const char *c, *q;
 
     for (c = s; *c; c++) {
         if (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n') {
-            const char *q = c;
-            while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') {
-                q++;
+            /* a run of whitespace: one space, or none (linear) */
+            for (q = c; *q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'; q++)
+                ;
+            if (o != out && *q && !strchr(",+=", *q) && !strchr(",+=", o[-1])) {
+                *o++ = ' ';
             }
-            if (o == out || !*q || strchr(",+=", *q) || strchr(",+=", o[-1])) {
-                c = q - 1;
-                continue;
-            }
+            c = q - 1;
+            continue;
         }
         *o++ = (char)tolower((unsigned char)*c);
     }
@@ -249,6 +249,10 @@ static int same_serial(apr_pool_t *p, const char *given, const char *ours)
     return g && ours && !strcmp(g, ours);
 }
 
+/* The names of a key a KeyInfo is read for (KeyName, X509Certificate,
+ * X509IssuerSerial, X509SubjectName); those after are not looked at. */
+#define KEY_NAMES_MAX 8
+
 /* Mark in want[] the keys that the ds:KeyInfo of an EncryptedKey names.
  * Returns how many it named; -1 when it carries a certificate that is
  * none of the keys' (for another recipient). */
@@ -256,10 +260,12 @@ static int recipient(apr_pool_t *p, xmlNodePtr key_info,
                      const apr_array_header_t *keys, int *want)
 {
     xmlNodePtr n, x;
-    int i, named = 0, foreign_cert = 0;
+    int i, named = 0, foreign_cert = 0, names = 0;
 
-    for (n = key_info ? key_info->children : NULL; n; n = n->next) {
+    for (n = key_info ? key_info->children : NULL;
+         n && names < KEY_NAMES_MAX; n = n->next) {
         if (is_el(n, RSP_DS_NS, "KeyName")) {
+            names++;
             const char *v = text_of(p, n), *nv, *hv;
             if (!v) {
                 continue;
@@ -281,7 +287,10 @@ static int recipient(apr_pool_t *p, xmlNodePtr key_info,
         if (!is_el(n, RSP_DS_NS, "X509Data")) {
             continue;
         }
-        for (x = n->children; x; x = x->next) {
+        for (x = n->children; x && names < KEY_NAMES_MAX; x = x->next) {
+            names += is_el(x, RSP_DS_NS, "X509Certificate")
+                || is_el(x, RSP_DS_NS, "X509IssuerSerial")
+                || is_el(x, RSP_DS_NS, "X509SubjectName");
             if (is_el(x, RSP_DS_NS, "X509Certificate")) {
                 const char *b64 = text_of(p, x);
                 char *der;
@@ -450,7 +459,7 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
     apr_size_t buflen = 0, ctlen = 0, len = 0, textlen = 0;
     const char *b64, *why = NULL, *id = NULL, *failed;
     char *ct = NULL, *text = NULL;
-    int i, j, have = 0, data_ok, ok;
+    int i, j, have = 0, data_ok, ok, unwraps = 0;
     apr_status_t rv = APR_SUCCESS;
 
     memset(out, 0, sizeof(*out));
@@ -500,6 +509,7 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
             ok = rsp_xenc_unwrap(buf, &len, buflen, k->key, &ek->oaep,
                                  ek->ct, ek->ctlen)
                 && len == (apr_size_t)alg->key_bytes;
+            unwraps++;
             if (ok && !have) {
                 memcpy(session, buf, (apr_size_t)alg->key_bytes);
                 have = 1;
@@ -540,6 +550,7 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
     out->text = text;
     out->len = textlen;
     out->id = id;
+    out->unwraps = unwraps;
 done:
     if (rv != APR_SUCCESS && text) {
         OPENSSL_cleanse(text, textlen);

@@ -68,6 +68,8 @@ typedef struct {
                          * rsp_saml_plaintext_shape */
     apr_size_t len;
     const char *id;     /* its ID attribute, NULL if it has none */
+    int unwraps;        /* RSA private-key operations it took (one per
+                         * key tried on each EncryptedKey) */
 } rsp_decrypted_t;
 
 /* Decrypt the EncryptedAssertion whose shape was checked (shape->enc,

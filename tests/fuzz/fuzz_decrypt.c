@@ -142,6 +142,8 @@ static void run(apr_pool_t *p, const char *xml, apr_size_t len,
         return;
     }
     FUZZ_ASSERT(dec.text && strlen(dec.text) == dec.len);
+    FUZZ_ASSERT(dec.unwraps >= 1
+                && dec.unwraps <= RSP_ENCRYPTED_KEYS_MAX * keys->nelts);
     again = rsp_saml_plaintext_shape(p, dec.text, dec.len, &id, &tag);
     FUZZ_ASSERT(!again && fuzz_str_eq(id, dec.id));
     rv = rsp_saml_decrypt_splice(&b64, &verified, p, doc, &shape, &dec,

@@ -601,12 +601,48 @@ START_TEST(test_nothing_to_decrypt)
 }
 END_TEST
 
+/* The RSA operations a decryption that succeeds took. */
+static int unwraps(const rsp_shape_t *shape, const apr_array_header_t *keys)
+{
+    verdict_t v = decrypt(shape, keys, "k");
+
+    ck_assert_msg(v.rv == APR_SUCCESS, "refused: %s", v.detail);
+    return v.dec.unwraps;
+}
+
 /* Which key each EncryptedKey is for: the one its KeyInfo names (a
  * certificate: the same public key, a configured certificate or not), or
  * each; one whose certificate is another's is not tried; another
  * recipient's EncryptedKey first (whose key opens the same session key). */
 START_TEST(test_recipient)
 {
+    /* only the key named is tried; each when none is */
+    ck_assert_int_eq(unwraps(shape_of("x-ki-cert"), keys_of("other", "sp", NULL)), 1);
+    ck_assert_int_eq(unwraps(shape_of("x-ki-issuer-serial"),
+                             keys_of("other", "third", "sp", NULL)), 1);
+    ck_assert_int_eq(unwraps(shape_of("x-ki-subject-name"),
+                             keys_of("sp", "other", NULL)), 1);
+    ck_assert_int_eq(unwraps(shape_of("x-ki-key-name"),
+                             keys_of("other", "sp", NULL)), 1);
+    ck_assert_int_eq(unwraps(shape_of("x-ki-key-name-sha256"),
+                             keys_of("third", "sp", NULL)), 1);
+    ck_assert_int_eq(unwraps(shape_of("x-ki-key-name-unknown"),
+                             keys_of("third", "sp", NULL)), 2);
+    ck_assert_int_eq(unwraps(shape_of("x-aes128-gcm"),
+                             keys_of("other", "third", "sp", NULL)), 3);
+    /* without its certificate a key is named by X509Certificate only */
+    ck_assert_int_eq(unwraps(shape_of("x-ki-issuer-serial"),
+                             keys_of("other", "-sp", NULL)), 2);
+    ck_assert_int_eq(unwraps(shape_of("x-ki-cert"), keys_of("other", "-sp", NULL)), 1);
+    /* another recipient's EncryptedKey named by its certificate: not
+     * tried; by an issuer and serial none of ours has: tried with each
+     * key (2), then ours with the one it names (1); by nothing: each with
+     * each */
+    ck_assert_int_eq(unwraps(shape_of("x-others-cert"), keys_of("sp", NULL)), 1);
+    ck_assert_int_eq(unwraps(shape_of("x-others-issuer-serial"),
+                             keys_of("other", "sp", NULL)), 3);
+    ck_assert_int_eq(unwraps(shape_of("x-others-none"),
+                             keys_of("other", "sp", NULL)), 4);
     ck_assert_int_eq(decrypt(shape_of("x-ki-cert"), keys_of("other", "sp", NULL),
                              "o, s").rv, APR_SUCCESS);
     ck_assert_int_eq(decrypt(shape_of("x-ki-cert"), keys_of("-sp", NULL),
@@ -648,6 +684,69 @@ START_TEST(test_recipient)
                      APR_SUCCESS);
     ck_assert_int_eq(decrypt(shape_of("u-cbc-wrong-key"),
                              keys_of("third", NULL), "t").rv, APR_SUCCESS);
+}
+END_TEST
+
+/* The first element named name (any namespace) at or below n. */
+static xmlNodePtr find(xmlNodePtr n, const char *name)
+{
+    xmlNodePtr c, got;
+
+    for (c = n ? n->children : NULL; c; c = c->next) {
+        if (c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, name)) {
+            return c;
+        }
+        if ((got = find(c, name)) != NULL) {
+            return got;
+        }
+    }
+    return NULL;
+}
+
+/* How names are compared: case and whitespace runs do not matter (a
+ * KeyName of 200,000 spaces in the middle is one space, read in linear
+ * time), a name that is none of the keys' leaves each to be tried, and
+ * what a KeyInfo holds after its eighth name is not looked at (nine other
+ * certificates before the SP's: the EncryptedKey is another's). */
+START_TEST(test_key_names)
+{
+    rsp_shape_t *shape = shape_of("x-ki-key-name");
+    xmlNodePtr kn = find(shape->enc, "KeyName"), x509, cert, ki;
+    char *name = apr_palloc(pool, 200020);
+    const char *other_b64;
+    apr_time_t t0;
+    int i;
+
+    ck_assert_ptr_nonnull(kn);
+    memcpy(name, "RSP", 3);
+    memset(name + 3, ' ', 200000);
+    strcpy(name + 200003, "Unit \t sp ");
+    xmlNodeSetContent(kn, BAD_CAST name);
+    t0 = apr_time_now();
+    /* named: the other key is not tried */
+    ck_assert_int_eq(unwraps(shape, keys_of("other", "sp", NULL)), 1);
+    ck_assert(apr_time_now() - t0 < apr_time_from_sec(2));
+    xmlNodeSetContent(kn, BAD_CAST "somebody else");
+    ck_assert_int_eq(unwraps(shape, keys_of("other", "sp", NULL)), 2);
+
+    shape = shape_of("x-ki-cert");
+    /* the other certificate's base64, without its PEM lines */
+    {
+        const char *pem_text = rsp_unit_saml_file(pool, "other.crt");
+        const char *b = strstr(pem_text, "-----\n") + 6;
+        other_b64 = apr_pstrndup(pool, b, (apr_size_t)(strstr(b, "-----END") - b));
+    }
+    cert = find(shape->enc, "X509Certificate");
+    x509 = cert->parent;
+    ki = x509->parent;
+    ck_assert_int_eq(decrypt(shape, keys_of("sp", NULL), "s").rv, APR_SUCCESS);
+    for (i = 0; i < 9; i++) {
+        xmlNodePtr other = xmlCopyNode(x509, 1);
+        xmlNodeSetContent(other->children, BAD_CAST other_b64);
+        xmlAddPrevSibling(ki->children, other);
+    }
+    ASSERT_REFUSED(decrypt(shape, keys_of("sp", NULL), "s"), "decrypt",
+                   "(tried: s)");
 }
 END_TEST
 
@@ -758,6 +857,7 @@ static Suite *decrypt_suite(void)
     tcase_add_test(tc, test_tampered);
     tcase_add_test(tc, test_nothing_to_decrypt);
     tcase_add_test(tc, test_recipient);
+    tcase_add_test(tc, test_key_names);
     tcase_add_test(tc, test_splice);
     suite_add_tcase(s, tc);
     return s;
