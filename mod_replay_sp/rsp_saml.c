@@ -320,6 +320,7 @@ static apr_status_t load_guard_keys(rsp_saml_sp_t *sp, apr_pool_t *p, int n,
     int i, bad_key;
 
     sp->dec_keys = apr_array_make(p, n ? n : 1, sizeof(const char *));
+    sp->dec_certs = apr_array_make(p, n ? n : 1, sizeof(const char *));
     if (sp->enc_cert_files && sp->enc_cert_files->nelts
         && sp->enc_cert_files->nelts != n) {
         *input = RSP_SP_INPUT_ENC_CERT;
@@ -356,6 +357,7 @@ static apr_status_t load_guard_keys(rsp_saml_sp_t *sp, apr_pool_t *p, int n,
             return rv;
         }
         APR_ARRAY_PUSH(sp->dec_keys, const char *) = kp;
+        APR_ARRAY_PUSH(sp->dec_certs, const char *) = cp;
         names = apr_pstrcat(p, names ? names : "", names ? ", " : "", fp, NULL);
     }
     sp->dec_names = names ? names : "none (no ReplaySPEncryptionKeyFile)";
@@ -391,6 +393,7 @@ static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
         return rv;
     }
     sp->dec_keys = apr_array_make(p, n ? n : 1, sizeof(const char *));
+    sp->dec_certs = apr_array_make(p, n ? n : 1, sizeof(const char *));
     if (n == 0 && sp->enc_cert_files && sp->enc_cert_files->nelts) {
         *input = RSP_SP_INPUT_ENC_CERT;
         *err = apr_psprintf(p, "%d certificates but no "
@@ -401,6 +404,7 @@ static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
     }
     if (n == 0) {
         APR_ARRAY_PUSH(sp->dec_keys, const char *) = sp->key_pem;
+        APR_ARRAY_PUSH(sp->dec_certs, const char *) = sp->cert_pem;
         sp->enc_cert_b64 = sp->cert_b64;
         sp->dec_names = apr_pstrcat(p, "cert sha256 ", fp, " (the signing "
                                     "key)", NULL);
@@ -433,6 +437,7 @@ static apr_status_t load_keys(rsp_saml_sp_t *sp, apr_pool_t *p,
             return rv;
         }
         APR_ARRAY_PUSH(sp->dec_keys, const char *) = kp;
+        APR_ARRAY_PUSH(sp->dec_certs, const char *) = cp;
         names = apr_pstrcat(p, names ? names : "", names ? ", " : "",
                             "cert sha256 ", fp, NULL);
         if (i == (sp->enc_publish >= 0 ? sp->enc_publish : 0)) {
@@ -462,9 +467,9 @@ int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
 struct rsp_saml_keys {
     LassoKey *signing;           /* NULL for a guard */
     apr_array_header_t *idp;     /* per IdP: apr_array_header_t of LassoKey * */
-    apr_array_header_t *dec;     /* xmlSecKeyPtr: dec_keys, for
-                                  * rsp_saml_decrypt.c (read by every
-                                  * thread, through duplicates) */
+    apr_array_header_t *dec;     /* rsp_dec_key_t *: dec_keys and
+                                  * dec_certs, for rsp_saml_decrypt.c
+                                  * (read by every thread) */
 };
 
 static apr_status_t keys_free(void *data)
@@ -499,7 +504,8 @@ static apr_status_t keys_load(const struct rsp_saml_keys **out, apr_pool_t *p,
     k->idp = apr_array_make(p, sp->idp_keys->nelts ? sp->idp_keys->nelts : 1,
                             sizeof(apr_array_header_t *));
     apr_pool_cleanup_register(p, k, keys_free, apr_pool_cleanup_null);
-    if (rsp_saml_decrypt_keys_load(&k->dec, p, sp->dec_keys, err)
+    if (rsp_saml_decrypt_keys_load(&k->dec, p, sp->dec_keys,
+                                   sp->dec_certs, err)
         != APR_SUCCESS) {
         return APR_EGENERAL;
     }

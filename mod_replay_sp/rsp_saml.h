@@ -72,6 +72,9 @@ typedef struct {
                                        * once: what servers are built from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
                                        * decrypts, tried in this order */
+    apr_array_header_t *dec_certs;    /* const char *: the certificate (PEM)
+                                       * of each, NULL where a guard's key
+                                       * has none */
     const char *dec_names;            /* those keys, by the SHA-256
                                        * fingerprint of their certificate */
     const char *enc_cert_b64;         /* certificate published for encryption */
@@ -168,13 +171,15 @@ typedef struct {
  * declare are dropped (rsp_scope.h) and named in scope_dropped; when one of
  * them is of cp->user_attribute, the response is refused (scope).
  *
- * An EncryptedAssertion is decrypted with the SP's decryption keys, and
- * only after: its shape and algorithms were checked (rsp_saml_shape.h), and
- * the Response's signature, where it has one, was verified; an unsigned
- * Response needs a signed assertion inside. Exactly one assertion goes
- * in and exactly one comes out: the decrypted one. What a decryption
- * yields is scanned before anything parses it (size, elements,
- * attributes, depth, exactly one saml:Assertion: rsp_saml_shape.h).
+ * An EncryptedAssertion is decrypted with the SP's decryption keys
+ * (rsp_saml_decrypt.h, not by Lasso), and only after: its shape and
+ * algorithms were checked (rsp_saml_shape.h), and the Response's
+ * signature, where it has one, was verified; an unsigned Response needs
+ * a signed assertion inside. Exactly one assertion goes in and exactly
+ * one comes out: the decrypted one, which Lasso then reads in place of
+ * the EncryptedAssertion. What a decryption yields is scanned before
+ * anything parses it (size, elements, attributes, depth, exactly one
+ * saml:Assertion: rsp_saml_shape.h).
  * Whether InResponseTo names a request of ours is the caller's business:
  * it is returned in (*out)->in_response_to. */
 apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,

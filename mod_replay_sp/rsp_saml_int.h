@@ -19,9 +19,8 @@ apr_array_header_t *rsp_saml_idp_public_keys(apr_pool_t *p,
                                              const apr_array_header_t *certs);
 const char *rsp_saml_without_key_descriptors(apr_pool_t *p, const char *md);
 
-/* rsp_saml.c: the decryption keys loaded for xmlsec (xmlSecKeyPtr, in
- * the order of sp->dec_keys; rsp_saml_decrypt.h), NULL before
- * rsp_saml_sp_load. */
+/* rsp_saml.c: the decryption keys loaded (rsp_dec_key_t *, in the order
+ * of sp->dec_keys; rsp_saml_decrypt.h), NULL before rsp_saml_sp_load. */
 const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp);
 
 /* The check= name of a Lasso error code. */

@@ -30,14 +30,17 @@ const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
         "<ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s"
         "</ds:X509Certificate></ds:X509Data></ds:KeyInfo>";
     /* What we decrypt, the IdP's choice among them: AES-GCM first
-     * (saml2int SDP-ALG01), AES-CBC for IdPs without it, and the one key
-     * transport we accept. */
+     * (saml2int SDP-ALG01), AES-CBC for IdPs without it, and the key
+     * transports we accept, RSA-OAEP as XML Encryption 1.0 names it first
+     * (every IdP has it), then as 1.1 does (digests and MGFs of its
+     * EncryptedKey are the IdP's choice: all of SHA-1 and SHA-2). */
     static const char methods[] =
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_GCM "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_GCM "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES256_CBC "\"/>"
         "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_AES128_CBC "\"/>"
-        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>\n  ";
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP_MGF1P "\"/>"
+        "\n   <md:EncryptionMethod Algorithm=\"" RSP_ALG_RSA_OAEP "\"/>\n  ";
     const char *sign_kd, *enc_kd, *kds = "", *ext = "";
 
     /* A guard has no key pair of its own: its metadata (for its own

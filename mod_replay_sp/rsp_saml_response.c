@@ -120,9 +120,9 @@ static apr_array_header_t *attributes_of(apr_pool_t *p, LassoSaml2Assertion *a)
 }
 
 /* An EncryptedAssertion is decrypted only once a signed Response's
- * signature has been verified: Lasso decrypts first and refuses a broken
- * Response signature after. The same Lasso check of the same bytes, run
- * before it. */
+ * signature has been verified (Lasso's check of the same bytes): that
+ * signature covers the ciphertext, so it is verified here, on the
+ * Response as it came, and removed from the one Lasso reads. */
 static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
                                    const rsp_shape_t *shape, const char *xml,
                                    const char **check, const char **detail)
@@ -232,15 +232,17 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     rsp_times_t t;
     rsp_window_verdict_t verdict;
     rsp_shape_t shape;
+    rsp_decrypted_t dec;
     xmlDocPtr doc = NULL;
-    const char *why, *xml = NULL, *dec_id = NULL;
+    const char *why, *xml = NULL, *lasso_b64 = b64;
     apr_size_t xml_len = 0;
     apr_status_t rv = APR_SUCCESS;
     GList *it;
     const char *detail_scope = NULL;
     apr_time_t md_expired;
-    int rc, audience_ok = 0, n_audience = 0;
+    int rc, audience_ok = 0, n_audience = 0, verified = 0;
 
+    memset(&dec, 0, sizeof(dec));
     if ((why = check_base64(p, b64, &xml, &xml_len)) != NULL) {
         *check = "base64";
         *detail = why;
@@ -270,14 +272,22 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         }
         rsp_log(RSP_LOG_DEBUG, "decrypting the EncryptedAssertion from %s "
                 "(data %s, key transport %s) with %d key%s: %s",
-                shape.issuer, rsp_alg_name(shape.data_alg),
-                rsp_alg_name(shape.key_alg), cp->sp->dec_keys->nelts,
+                shape.issuer, rsp_alg_name(shape.data_alg), shape.key_desc,
+                cp->sp->dec_keys->nelts,
                 cp->sp->dec_keys->nelts == 1 ? "" : "s", cp->sp->dec_names);
-        /* What comes out is checked before Lasso decrypts it (and parses
-         * it without limits, and keeps only its first node). */
-        if ((rv = rsp_saml_decrypt_check(p, rsp_saml_decryption_keys(cp->sp),
-                                         cp->sp->dec_names, &shape, &dec_id,
-                                         check, detail)) != APR_SUCCESS) {
+        /* Decrypted here, checked, and put in the Response in place of
+         * the EncryptedAssertion: Lasso reads that. A signed Response
+         * loses its signature (verified above, it covers the
+         * ciphertext); an assertion without a signature of its own then
+         * has nothing more to verify, and Lasso is told not to look for
+         * one (an assertion with one has it verified by Lasso, as for an
+         * unsigned Response). */
+        if ((rv = rsp_saml_decrypt(&dec, p, rsp_saml_decryption_keys(cp->sp),
+                                   cp->sp->dec_names, &shape, check, detail))
+                != APR_SUCCESS
+            || (rv = rsp_saml_decrypt_splice(&lasso_b64, &verified, p,
+                                             doc, &shape, &dec, check,
+                                             detail)) != APR_SUCCESS) {
             goto done;
         }
         xmlFreeDoc(doc);
@@ -287,17 +297,14 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     if (!login) {
         REFUSE("lasso", "cannot create a Lasso login");
     }
-    /* base64: Lasso refuses an XML POST message as another profile. */
-    rc = lasso_login_process_authn_response_msg(login, (gchar *)b64);
-    if (rc == LASSO_PROFILE_ERROR_MISSING_ASSERTION && shape.encrypted) {
-        /* The one assertion was encrypted and Lasso has none: no key of
-         * ours decrypted it (Lasso does not say so itself). */
-        REFUSE("decrypt", "the EncryptedAssertion from %s (data %s, key "
-               "transport %s, %d EncryptedKey) cannot be decrypted with any "
-               "key of this SP (tried: %s)", shape.issuer,
-               rsp_alg_name(shape.data_alg), rsp_alg_name(shape.key_alg),
-               shape.keys, cp->sp->dec_names);
+    if (verified) {
+        /* only a signed Response (verified by before_decrypt, else
+         * refused) around an assertion without a signature of its own */
+        lasso_profile_set_signature_verify_hint(
+            LASSO_PROFILE(login), LASSO_PROFILE_SIGNATURE_VERIFY_HINT_IGNORE);
     }
+    /* base64: Lasso refuses an XML POST message as another profile. */
+    rc = lasso_login_process_authn_response_msg(login, (gchar *)lasso_b64);
     if (rc != 0) {
         REFUSE(rsp_saml_check_of(rc), "%s (lasso %d)", lasso_strerror(rc), rc);
     }
@@ -307,10 +314,10 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     resp = LASSO_SAMLP2_RESPONSE(LASSO_PROFILE(login)->response);
     sresp = LASSO_SAMLP2_STATUS_RESPONSE(resp);
     /* After Lasso: what it read is what we counted. One assertion, and
-     * when the Response carried an EncryptedAssertion (and no plaintext
-     * one), it is the decrypted one. */
+     * when the Response carried an EncryptedAssertion, it is the one
+     * decrypted here (Lasso was given no EncryptedAssertion). */
     if (g_list_length(resp->Assertion) != 1
-        || g_list_length(resp->EncryptedAssertion) != (guint)shape.encrypted) {
+        || g_list_length(resp->EncryptedAssertion) != 0) {
         REFUSE("assertion-count", "Lasso read %u assertions and %u "
                "EncryptedAssertion where the document has %d and %d (exactly "
                "one is accepted)", g_list_length(resp->Assertion),
@@ -336,12 +343,10 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         if (!res->weak_signature) {
             res->weak_signature = weak;
         }
-        /* Lasso decrypted what was checked: the same keys, EncryptedKey
-         * and calls. Said, not assumed. */
-        if (!dec_id || strcmp(dec_id, a->ID) != 0) {
-            REFUSE("decrypt", "Lasso decrypted assertion %s where the "
-                   "decryption checked before gave %s", a->ID,
-                   dec_id ? dec_id : "(no ID)");
+        /* Lasso read the assertion decrypted here. Said, not assumed. */
+        if (!dec.id || strcmp(dec.id, a->ID) != 0) {
+            REFUSE("decrypt", "Lasso read assertion %s where the one "
+                   "decrypted is %s", a->ID, dec.id ? dec.id : "(no ID)");
         }
         res->encrypted = 1;
     }

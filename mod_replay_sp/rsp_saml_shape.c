@@ -80,24 +80,19 @@ const char *rsp_saml_weak_signature(apr_pool_t *p, xmlNodePtr node,
     return NULL;
 }
 
-static int data_alg_ok(const char *a)
-{
-    return a && (!strcmp(a, RSP_ALG_AES128_CBC) || !strcmp(a, RSP_ALG_AES192_CBC)
-                 || !strcmp(a, RSP_ALG_AES256_CBC)
-                 || !strcmp(a, RSP_ALG_AES128_GCM)
-                 || !strcmp(a, RSP_ALG_AES192_GCM)
-                 || !strcmp(a, RSP_ALG_AES256_GCM));
-}
-
 /* Every EncryptedKey below n, wherever it sits (beside the EncryptedData,
- * in its KeyInfo, or deeper): each must use RSA-OAEP. Returns the refusal
- * detail or NULL; counts them in *count. */
+ * in its KeyInfo, or deeper): each must use RSA-OAEP with parameters
+ * known here (rsp_xenc_key_method), and there are at most
+ * RSP_ENCRYPTED_KEYS_MAX. Returns the refusal detail (*check set) or
+ * NULL; counts them in out->keys, the first one's algorithm in
+ * out->key_alg and out->key_desc. */
 static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
-                              int depth)
+                              int depth, const char **check)
 {
     const char *why;
 
     if (depth > 16) {
+        *check = "encryption";
         return "EncryptedAssertion nested too deeply";
     }
     for (n = n->children; n; n = n->next) {
@@ -105,19 +100,28 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
             continue;
         }
         if (is_el(n, RSP_XENC_NS, "EncryptedKey")) {
-            const char *alg = attr(p, child(n, RSP_XENC_NS, "EncryptionMethod"),
-                                   "Algorithm");
-            out->keys++;
-            if (!out->key_alg) {
-                out->key_alg = alg ? alg : "(none)";
+            xmlNodePtr method = child(n, RSP_XENC_NS, "EncryptionMethod");
+            rsp_xenc_oaep_t oaep;
+
+            if (++out->keys > RSP_ENCRYPTED_KEYS_MAX) {
+                *check = "encryption";
+                return apr_psprintf(p, "more than %d EncryptedKey in the "
+                                    "EncryptedAssertion",
+                                    RSP_ENCRYPTED_KEYS_MAX);
             }
-            if (!alg || strcmp(alg, RSP_ALG_RSA_OAEP_MGF1P) != 0) {
-                return apr_psprintf(p, "key transport %s refused (only "
-                                    "rsa-oaep-mgf1p; RSA-1.5 is a decryption "
-                                    "oracle)", alg ? alg : "(none)");
+            if (!method) {
+                *check = "encryption-algorithm";
+                return "an EncryptedKey without EncryptionMethod";
+            }
+            if ((why = rsp_xenc_key_method(&oaep, p, method, check)) != NULL) {
+                return why;
+            }
+            if (!out->key_alg) {
+                out->key_alg = attr(p, method, "Algorithm");
+                out->key_desc = oaep.desc;
             }
         }
-        if ((why = check_keys(out, p, n, depth + 1)) != NULL) {
+        if ((why = check_keys(out, p, n, depth + 1, check)) != NULL) {
             return why;
         }
     }
@@ -524,30 +528,31 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
         }
         out->data_alg = attr(p, child(data, RSP_XENC_NS, "EncryptionMethod"),
                              "Algorithm");
-        if (!data_alg_ok(out->data_alg)) {
+        if (!rsp_xenc_data_alg(out->data_alg)) {
             REFUSE("encryption-algorithm", "data encryption %s refused (AES-GCM "
                    "or AES-CBC only)", out->data_alg ? out->data_alg : "(none)");
         }
-        if ((why = check_keys(out, p, enc, 0)) != NULL) {
-            REFUSE("encryption-algorithm", "%s", why);
+        if ((why = check_keys(out, p, enc, 0, &tag)) != NULL) {
+            REFUSE(tag, "%s", why);
         }
         if (out->keys == 0) {
             REFUSE("encryption", "no EncryptedKey in the EncryptedAssertion");
         }
-        /* xmlsec would fetch the URI of a CipherReference (http, file)
-         * while decrypting, before any signature is checked. */
+        /* A CipherReference's URI (http, file) would be fetched, before
+         * any signature is checked. */
         if (has_el(enc, RSP_XENC_NS, "CipherReference")) {
             REFUSE("encryption", "a CipherReference in the EncryptedAssertion "
                    "(only CipherValue: a reference is not fetched)");
         }
-        /* Where the key is looked for: beside the EncryptedData, or in its
-         * (first) ds:KeyInfo. One elsewhere only would be no key at all
-         * (and costs Lasso a copy of our private key it never frees). */
+        /* Where keys are looked for: in the EncryptedData's (first)
+         * ds:KeyInfo, or beside the EncryptedData. One elsewhere only
+         * would be no key at all. */
+        out->enc = enc;
         out->enc_data = data;
-        out->enc_key = child(enc, RSP_XENC_NS, "EncryptedKey");
+        out->enc_key = child(child(data, NS_DS, "KeyInfo"), RSP_XENC_NS,
+                             "EncryptedKey");
         if (!out->enc_key) {
-            out->enc_key = child(child(data, NS_DS, "KeyInfo"), RSP_XENC_NS,
-                                 "EncryptedKey");
+            out->enc_key = child(enc, RSP_XENC_NS, "EncryptedKey");
         }
         if (!out->enc_key) {
             REFUSE("encryption", "no EncryptedKey beside the EncryptedData or "

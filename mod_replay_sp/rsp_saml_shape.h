@@ -4,26 +4,23 @@
  *
  * This is a count and a list of algorithm names, never a source of
  * identity: who signed in comes from the Lasso objects of the verified
- * assertion. What it proves is what Lasso cannot be asked: Lasso drops an
- * EncryptedAssertion it cannot decrypt and goes on with whatever plaintext
- * assertions remain, accepts RSA-1.5 key transport, and decrypts before it
- * has refused a broken Response signature. */
+ * assertion. What it proves is what the decryption (rsp_saml_decrypt.h)
+ * and Lasso rely on: exactly one assertion, plaintext or encrypted (Lasso
+ * would drop an EncryptedAssertion it could not decrypt and go on with
+ * whatever plaintext assertions remain), and an encryption this SP
+ * decrypts: RSA-OAEP key transport (never RSA-1.5), AES data, nothing
+ * fetched from elsewhere. */
 #ifndef RSP_SAML_SHAPE_H
 #define RSP_SAML_SHAPE_H
 
 #include <apr_pools.h>
 #include <libxml/tree.h>
 
-/* Algorithm identifiers (XML Encryption 1.0 and 1.1). */
-#define RSP_XENC_NS "http://www.w3.org/2001/04/xmlenc#"
-#define RSP_XENC11_NS "http://www.w3.org/2009/xmlenc11#"
-#define RSP_ALG_RSA_OAEP_MGF1P RSP_XENC_NS "rsa-oaep-mgf1p"
-#define RSP_ALG_AES128_CBC RSP_XENC_NS "aes128-cbc"
-#define RSP_ALG_AES192_CBC RSP_XENC_NS "aes192-cbc"
-#define RSP_ALG_AES256_CBC RSP_XENC_NS "aes256-cbc"
-#define RSP_ALG_AES128_GCM RSP_XENC11_NS "aes128-gcm"
-#define RSP_ALG_AES192_GCM RSP_XENC11_NS "aes192-gcm"
-#define RSP_ALG_AES256_GCM RSP_XENC11_NS "aes256-gcm"
+#include "rsp_xenc.h"
+
+/* EncryptedKeys an EncryptedAssertion may hold (one per recipient): each
+ * may cost an RSA private-key operation per decryption key. */
+#define RSP_ENCRYPTED_KEYS_MAX 4
 
 typedef struct {
     const char *issuer;     /* the Response's Issuer, as written: it selects
@@ -32,12 +29,17 @@ typedef struct {
     int encrypted;          /* saml:EncryptedAssertion children */
     int response_signed;    /* the Response has a ds:Signature child */
     const char *data_alg;   /* encrypted: the EncryptedData's algorithm */
-    const char *key_alg;    /* encrypted: the EncryptedKey's algorithm */
+    const char *key_alg;    /* encrypted: the first EncryptedKey's
+                             * algorithm URI */
+    const char *key_desc;   /* and its key transport in words (digest,
+                             * MGF, a label), for log lines */
     int keys;               /* encrypted: EncryptedKey elements */
-    xmlNodePtr enc_data;    /* encrypted: the EncryptedData, and the */
-    xmlNodePtr enc_key;     /* EncryptedKey Lasso decrypts it with (the
-                             * first beside it, else the first in its
-                             * first KeyInfo); in *doc_out */
+    xmlNodePtr enc;         /* encrypted, in *doc_out: the
+                             * EncryptedAssertion, */
+    xmlNodePtr enc_data;    /* its EncryptedData, */
+    xmlNodePtr enc_key;     /* and the first EncryptedKey where keys are
+                             * looked for (in the EncryptedData's first
+                             * KeyInfo, else beside it) */
     const char *weak;       /* NULL, or where a SHA-1 signature or digest is
                              * (the caller decides whether it is allowed) */
 } rsp_shape_t;
@@ -47,9 +49,11 @@ typedef struct {
  * is parsed) and check its shape: a samlp:Response with exactly one
  * Assertion or
  * EncryptedAssertion child; an EncryptedAssertion holds one EncryptedData
- * encrypted with AES (CBC or GCM) and EncryptedKeys that all use
- * RSA-OAEP (rsa-oaep-mgf1p), every ciphertext a CipherValue (xmlsec
- * would fetch a CipherReference's URI, before any signature is checked).
+ * encrypted with AES (CBC or GCM) and at most RSP_ENCRYPTED_KEYS_MAX
+ * EncryptedKeys that all use RSA-OAEP with parameters known here
+ * (rsp_xenc_key_method), at least one in the EncryptedData's KeyInfo or
+ * beside it, every ciphertext a CipherValue (a CipherReference's URI
+ * would be fetched, before any signature is checked).
  * On refusal APR_EGENERAL with *check one of
  * xml, xml-depth, assertion-count, encryption, encryption-algorithm and
  * *detail.
@@ -59,9 +63,9 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
                             apr_size_t len, xmlDocPtr *doc_out,
                             const char **check, const char **detail);
 
-/* What a decryption may yield: xmlsec parses it without libxml2's limits
- * (XML_PARSE_HUGE) and Lasso keeps only its first node, so it is checked
- * before Lasso decrypts it. */
+/* What a decryption may yield: it may come before any signature is
+ * checked (an unsigned Response), and Lasso reads it after, so it is
+ * checked first. */
 #define RSP_DECRYPTED_MAX_SIZE (128 * 1024)  /* bytes */
 #define RSP_DECRYPTED_MAX_DEPTH 64           /* the Assertion is level 1 */
 #define RSP_DECRYPTED_MAX_ELEMENTS 4096

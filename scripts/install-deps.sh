@@ -10,7 +10,7 @@ PKGS="gcc make autoconf automake libtool pkg-config
 apache2 apache2-dev liblasso3-dev libhiredis-dev libmemcached-dev libssl-dev zlib1g-dev
 check valgrind strace redis-server memcached clang-14 libclang-rt-14-dev
 python3 python3-lasso python3-pytest python3-pytest-xdist python3-requests python3-pysaml2
-python3-xmlschema libxml2-utils xmlsec1 openssl prometheus
+python3-xmlschema python3-cryptography libxml2-utils xmlsec1 openssl prometheus
 build-essential git debhelper dpkg-dev libapache2-mod-auth-mellon
 libapache2-mod-shib chromium chromium-driver python3-selenium libnss3-tools
 openjdk-17-jdk-headless

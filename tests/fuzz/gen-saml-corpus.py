@@ -11,11 +11,18 @@ Writes, under tests/fuzz/:
             with an EncryptedAssertion whose plaintext is not one assertion)
   corpus/fuzz_redirect_sig/    raw HTTP-Redirect queries: the IdP's
             LogoutRequest and LogoutResponse, signed
+  corpus/fuzz_decrypt/         decoded Response XML whose assertion
+            python3-cryptography encrypted for the SP (each key transport,
+            AES mode, way of naming the key, inline and peer keys, other
+            recipients, broken ones)
+  corpus/fuzz_xenc/            binary inputs of the primitives' target
+            (its header: algorithm, digest, MGF, flags)
 
 Seeds that exist are replaced; the key pairs are kept.
 """
 import base64
 import os
+import random
 import subprocess
 import sys
 import urllib.parse
@@ -129,6 +136,65 @@ def main():
                                         audience="https://other.example/sp"))
     tampered = TestIdP.tamper(base64.b64encode(mint().encode()).decode())
     write(t, "tampered.xml", base64.b64decode(tampered).decode())
+
+    # ---- the decryption path on its own ----
+    t = "fuzz_decrypt"
+    other_key, other_crt = os.path.join(SAML, "other.key"), os.path.join(SAML, "other.crt")
+    if not (os.path.isfile(other_key) and os.path.isfile(other_crt)):
+        make_keypair(SAML, "other", "rsp fuzz other sp")
+
+    def crypt(**kw):
+        return Encryption(kw.pop("cert", sp_crt), engine="cryptography", **kw)
+
+    seeds = {
+        "mgf1p-sha1": crypt(key="rsa-oaep-mgf1p", digest="sha1"),
+        "mgf1p-sha256-label": crypt(key="rsa-oaep-mgf1p", digest="sha256",
+                                    label=b"label"),
+        "oaep-sha512-mgf1sha384": crypt(key="rsa-oaep", digest="sha512",
+                                        mgf="sha384", data="aes256-gcm"),
+        "oaep-default": crypt(key="rsa-oaep", data="aes192-cbc"),
+        "cbc-random-padding": crypt(key="rsa-oaep", digest="sha256",
+                                    data="aes128-cbc", cbc_padding="random"),
+        "ki-issuer-serial": crypt(key_info="issuer-serial", data="aes256-cbc"),
+        "ki-subject-name": crypt(key_info="subject-name"),
+        "ki-key-name": crypt(key_info="key-name", key="rsa-oaep", mgf="sha256"),
+        "ki-none": crypt(key_info="none", data="aes192-gcm"),
+        "peer": crypt(key_placement="sibling", key="rsa-oaep", digest="sha224"),
+        "others": crypt(others=(other_crt,), key_info="cert"),
+        "peer-others": crypt(key_placement="sibling", others=(other_crt,),
+                             key_info="issuer-serial"),
+        "another-sp": crypt(cert=other_crt),
+        "rsa-1_5": crypt(key="rsa-1_5"),
+        "gcm-tag": crypt(corrupt="tag"),
+        "cbc-padding": crypt(data="aes128-cbc", corrupt="padding"),
+        "key-size": crypt(corrupt="key-size"),
+        "label": crypt(corrupt="label", key="rsa-oaep"),
+    }
+    for name, enc in seeds.items():
+        write(t, name + ".xml", mint(encrypt=enc, sign_response=False))
+    write(t, "response-signed.xml", mint(encrypt=crypt(key="rsa-oaep", digest="sha256"),
+                                         sign_assertion=False))
+    write(t, "both-signed.xml", mint(encrypt=crypt(key="rsa-oaep", digest="sha256")))
+    # and through the whole response path (Lasso reading what was decrypted)
+    write("fuzz_saml_response", "encrypted-oaep-sha256.xml", mint(
+        encrypt=crypt(key="rsa-oaep", digest="sha256", mgf="sha256"),
+        sign_response=False))
+    write("fuzz_saml_response", "encrypted-oaep-response-signed.xml", mint(
+        encrypt=crypt(key="rsa-oaep-mgf1p", digest="sha256", data="aes256-cbc"),
+        sign_assertion=False))
+
+    # ---- the primitives: header, key, IV, label, padding, plaintext ----
+    t = "fuzz_xenc"
+    rnd = random.Random(1700000000)
+    for i in range(12):
+        head = bytes([i % 6, i % 5, (i * 2) % 5, (1 | 8) if i % 2 else (2 | 4 | 8),
+                      rnd.randrange(256), 16 + i])
+        body = bytes(rnd.randrange(256) for _ in range(32 + 16 + 16 + i + 16))
+        plain = ("<saml:Assertion ID='_%d'/>" % i).encode() * (i + 1)
+        d = os.path.join(CORPUS, t)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "seed-%02d.bin" % i), "wb") as f:
+            f.write(head + body + plain)
 
     # ---- HTTP-Redirect logout messages (raw queries) ----
     t = "fuzz_redirect_sig"

@@ -109,8 +109,9 @@ __all__ = ["make_keypair", "sp_metadata", "idp_metadata", "parse_sp_metadata",
            "SAML_NS", "SAMLP_NS", "MD_NS", "DS_NS", "XENC_NS", "XENC11_NS",
            "BEARER", "SIG_ALG_RSA_SHA256", "SIG_ALG_RSA_SHA1",
            "DIGEST_SHA256", "DIGEST_SHA1", "SIGNATURE_METHODS",
-           "ENC_AES128_GCM", "ENC_AES256_GCM", "ENC_AES128_CBC",
-           "ENC_AES256_CBC", "ENC_TRIPLEDES_CBC", "KEY_RSA_OAEP_MGF1P",
+           "ENC_AES128_GCM", "ENC_AES192_GCM", "ENC_AES256_GCM",
+           "ENC_AES128_CBC", "ENC_AES192_CBC", "ENC_AES256_CBC",
+           "OAEP_DIGESTS", "OAEP_MGFS", "KEY_INFOS", "CORRUPTIONS", "ENC_TRIPLEDES_CBC", "KEY_RSA_OAEP_MGF1P",
            "KEY_RSA_1_5", "KEY_RSA_OAEP", "ENC_TYPE_ELEMENT",
            "DATA_ALGORITHMS", "KEY_ALGORITHMS", "ENCRYPTION_ENGINES",
            "STATUS_SUCCESS", "STATUS_REQUESTER",
@@ -155,8 +156,10 @@ XENC_NS = "http://www.w3.org/2001/04/xmlenc#"
 XENC11_NS = "http://www.w3.org/2009/xmlenc11#"
 ENC_TYPE_ELEMENT = XENC_NS + "Element"
 ENC_AES128_GCM = XENC11_NS + "aes128-gcm"
+ENC_AES192_GCM = XENC11_NS + "aes192-gcm"
 ENC_AES256_GCM = XENC11_NS + "aes256-gcm"
 ENC_AES128_CBC = XENC_NS + "aes128-cbc"
+ENC_AES192_CBC = XENC_NS + "aes192-cbc"
 ENC_AES256_CBC = XENC_NS + "aes256-cbc"
 ENC_TRIPLEDES_CBC = XENC_NS + "tripledes-cbc"
 KEY_RSA_OAEP_MGF1P = XENC_NS + "rsa-oaep-mgf1p"
@@ -164,8 +167,10 @@ KEY_RSA_1_5 = XENC_NS + "rsa-1_5"
 KEY_RSA_OAEP = XENC11_NS + "rsa-oaep"
 DATA_ALGORITHMS = {            # Encryption(data=...) -> EncryptionMethod URI
     "aes128-gcm": ENC_AES128_GCM,
+    "aes192-gcm": ENC_AES192_GCM,
     "aes256-gcm": ENC_AES256_GCM,
     "aes128-cbc": ENC_AES128_CBC,
+    "aes192-cbc": ENC_AES192_CBC,
     "aes256-cbc": ENC_AES256_CBC,
     "tripledes-cbc": ENC_TRIPLEDES_CBC,
 }
@@ -174,11 +179,32 @@ KEY_ALGORITHMS = {             # Encryption(key=...) -> EncryptionMethod URI
     "rsa-1_5": KEY_RSA_1_5,
     "rsa-oaep": KEY_RSA_OAEP,
 }
+# RSA-OAEP digests (ds:DigestMethod) and MGFs (xenc11:MGF) by name.
+OAEP_DIGESTS = {
+    "sha1": DS_NS + "sha1",
+    "sha224": "http://www.w3.org/2001/04/xmldsig-more#sha224",
+    "sha256": XENC_NS + "sha256",
+    "sha384": "http://www.w3.org/2001/04/xmldsig-more#sha384",
+    "sha512": XENC_NS + "sha512",
+}
+OAEP_MGFS = {name: XENC11_NS + "mgf1" + name for name in OAEP_DIGESTS}
+# How the EncryptedKey's KeyInfo names the recipient's key (engine
+# "cryptography"): its certificate, issuer and serial number, subject name,
+# a KeyName, or nothing.
+KEY_INFOS = ("cert", "issuer-serial", "subject-name", "key-name", "none")
+# What engine "cryptography" can break on purpose (Encryption(corrupt=...)).
+CORRUPTIONS = ("tag", "padding", "truncate", "data", "key", "key-size",
+               "label")
 # What each engine can produce (data names, key names).
 ENCRYPTION_ENGINES = {
-    "xmlsec1": (tuple(DATA_ALGORITHMS), tuple(KEY_ALGORITHMS)),
+    "xmlsec1": (("aes128-gcm", "aes256-gcm", "aes128-cbc", "aes256-cbc",
+                 "tripledes-cbc"), tuple(KEY_ALGORITHMS)),
     "lasso": (("aes128-cbc", "aes256-cbc", "tripledes-cbc"),
               ("rsa-oaep-mgf1p", "rsa-1_5")),
+    # python3-cryptography: every AES, every key transport, every OAEP
+    # parameter (a third implementation beside xmlsec and Lasso)
+    "cryptography": (tuple(d for d in DATA_ALGORITHMS if d.startswith("aes")),
+                     tuple(KEY_ALGORITHMS)),
 }
 KEY_PLACEMENTS = ("keyinfo", "sibling")
 
@@ -416,6 +442,7 @@ def _check_plain_assertion(xml, aid, sign_assertion, signature_method):
 
 _SESSION_KEYS = {"aes128-gcm": "aes-128", "aes256-gcm": "aes-256",
                  "aes128-cbc": "aes-128", "aes256-cbc": "aes-256",
+                 "aes192-gcm": "aes-192", "aes192-cbc": "aes-192",
                  "tripledes-cbc": "des-192"}
 _LASSO_SYM_KEYS = {"aes128-cbc": lasso.ENCRYPTION_SYM_KEY_TYPE_AES_128,
                    "aes256-cbc": lasso.ENCRYPTION_SYM_KEY_TYPE_AES_256,
@@ -494,18 +521,44 @@ class Encryption:
     """How one assertion is encrypted for an SP (``mint_xml(encrypt=...)``).
 
     cert_path: the SP's encryption certificate (PEM).
-    data: the content encryption: "aes128-gcm", "aes256-gcm" (XML Enc 1.1),
-    "aes128-cbc", "aes256-cbc", "tripledes-cbc" (XML Enc 1.0).
+    data: the content encryption: "aes128-gcm", "aes192-gcm", "aes256-gcm"
+    (XML Enc 1.1), "aes128-cbc", "aes192-cbc", "aes256-cbc",
+    "tripledes-cbc" (XML Enc 1.0).
     key: the key transport: "rsa-oaep-mgf1p" (with DigestMethod SHA-1),
     "rsa-1_5", "rsa-oaep" (XML Enc 1.1, DigestMethod SHA-1, default MGF
     mgf1sha1).
     engine: "xmlsec1" (the command line with our template; every data x
-    key) or "lasso" (Provider.saml2NodeEncrypt: aes128-cbc, aes256-cbc,
-    tripledes-cbc with rsa-oaep-mgf1p or rsa-1_5).
+    key but AES-192), "lasso" (Provider.saml2NodeEncrypt: aes128-cbc,
+    aes256-cbc, tripledes-cbc with rsa-oaep-mgf1p or rsa-1_5) or
+    "cryptography" (python3-cryptography, written here: every AES and every
+    key transport, with the options below).
     key_placement: "keyinfo" (EncryptedKey in EncryptedData's KeyInfo, as
     Shibboleth IdP and Lasso do) or "sibling" (EncryptedKey after
     EncryptedData in the EncryptedAssertion, with Ids, a ds:RetrievalMethod
     in EncryptedData's KeyInfo and a ReferenceList in the EncryptedKey).
+
+    Engine "cryptography" only:
+    digest: the OAEP digest, a name of OAEP_DIGESTS, written as
+    ds:DigestMethod; None: no DigestMethod (SHA-1 by the standard).
+    mgf: MGF1's digest, a name of OAEP_DIGESTS, written as xenc11:MGF (with
+    rsa-oaep-mgf1p too, which fixes MGF1-SHA1: what a receiver must refuse
+    unless it is sha1); None: no MGF element (MGF1-SHA1).
+    label: bytes, the OAEP label, written as xenc:OAEPparams; None: none.
+    key_info: how the EncryptedKey names the key, one of KEY_INFOS; with
+    "key-name", key_name is the KeyName (default: the certificate's
+    subject common name).
+    others: certificates (PEM paths) of other recipients: an EncryptedKey
+    for each, before the SP's, the session key wrapped the same way and
+    named the same way (with rsa-1_5 for none of them: they are OAEP).
+    cbc_padding: "pkcs7", or "random" (random padding bytes, the last one
+    the count: XML Encryption's rule).
+    corrupt: None, or one of CORRUPTIONS, what a broken IdP or an attacker
+    sends: "tag" (a GCM tag byte changed), "padding" (a CBC padding count
+    of 0), "truncate" (the data's last 16 bytes dropped), "data" (a byte in
+    the middle of the data's ciphertext changed), "key" (a byte of the
+    wrapped key changed), "key-size" (a session key of another size
+    wrapped: 16 bytes for a 24- or 32-byte algorithm, else 32), "label"
+    (the key wrapped with a label that is not written).
 
     A combination the engine cannot produce raises ValueError here.
 
@@ -517,7 +570,9 @@ class Encryption:
     """
 
     def __init__(self, cert_path, data="aes128-gcm", key="rsa-oaep-mgf1p",
-                 engine="xmlsec1", key_placement="keyinfo"):
+                 engine="xmlsec1", key_placement="keyinfo", *, digest=None,
+                 mgf=None, label=None, key_info="cert", key_name=None,
+                 others=(), cbc_padding="pkcs7", corrupt=None):
         if engine not in ENCRYPTION_ENGINES:
             raise ValueError("engine must be one of %s, not %r"
                              % (", ".join(ENCRYPTION_ENGINES), engine))
@@ -537,17 +592,68 @@ class Encryption:
         if key_placement not in KEY_PLACEMENTS:
             raise ValueError("key_placement must be one of %s, not %r"
                              % (", ".join(KEY_PLACEMENTS), key_placement))
+        custom = dict(digest=digest, mgf=mgf, label=label, key_name=key_name,
+                      corrupt=corrupt)
+        if engine != "cryptography" and (
+                any(v is not None for v in custom.values()) or others
+                or key_info != "cert" or cbc_padding != "pkcs7"):
+            raise ValueError("digest, mgf, label, key_info, key_name, others, "
+                             "cbc_padding and corrupt need engine "
+                             "'cryptography'")
+        for name, value in (("digest", digest), ("mgf", mgf)):
+            if value is not None and value not in OAEP_DIGESTS:
+                raise ValueError("%s must be one of %s, not %r"
+                                 % (name, ", ".join(OAEP_DIGESTS), value))
+        if key == "rsa-1_5" and (digest or mgf or label is not None):
+            raise ValueError("rsa-1_5 takes no digest, mgf or label")
+        if label is not None and not isinstance(label, bytes):
+            raise ValueError("label must be bytes")
+        if key_info not in KEY_INFOS:
+            raise ValueError("key_info must be one of %s, not %r"
+                             % (", ".join(KEY_INFOS), key_info))
+        if cbc_padding not in ("pkcs7", "random"):
+            raise ValueError("cbc_padding must be pkcs7 or random")
+        if corrupt is not None and corrupt not in CORRUPTIONS:
+            raise ValueError("corrupt must be one of %s, not %r"
+                             % (", ".join(CORRUPTIONS), corrupt))
+        gcm = data.endswith("-gcm")
+        if (corrupt == "tag" and not gcm) or (corrupt == "padding" and gcm):
+            raise ValueError("corrupt=%r does not go with %s" % (corrupt, data))
+        if corrupt == "label" and key == "rsa-1_5":
+            raise ValueError("rsa-1_5 has no label")
         self.cert_path = os.path.abspath(os.fspath(cert_path))
         self.cert_body = _pem_body(self.cert_path)     # ValueError if no cert
+        self.others = tuple(os.path.abspath(os.fspath(o)) for o in others)
+        for o in self.others:
+            _pem_body(o)
         self.data, self.key, self.engine = data, key, engine
         self.key_placement = key_placement
         self.data_uri = DATA_ALGORITHMS[data]
         self.key_uri = KEY_ALGORITHMS[key]
+        self.digest, self.mgf, self.label = digest, mgf, label
+        self.key_info, self.key_name = key_info, key_name
+        self.cbc_padding, self.corrupt = cbc_padding, corrupt
 
     def __repr__(self):
-        return ("Encryption(%r, data=%r, key=%r, engine=%r, key_placement=%r)"
+        extra = "".join(", %s=%r" % (k, getattr(self, k)) for k in (
+            "digest", "mgf", "label", "key_name", "corrupt")
+            if getattr(self, k) is not None)
+        if self.engine == "cryptography":
+            extra += ", key_info=%r, cbc_padding=%r" % (self.key_info,
+                                                        self.cbc_padding)
+        if self.others:
+            extra += ", others=%r" % (self.others,)
+        return ("Encryption(%r, data=%r, key=%r, engine=%r, key_placement=%r%s)"
                 % (self.cert_path, self.data, self.key, self.engine,
-                   self.key_placement))
+                   self.key_placement, extra))
+
+    def encrypt_serialised(self, assertion_xml, recipient=None):
+        """EncryptedAssertion XML (str) of a serialised assertion, by the
+        xmlsec1 or cryptography engine (Lasso's encrypts a node:
+        encrypt_lasso).  Needs no lock."""
+        if self.engine == "cryptography":
+            return self.encrypt_cryptography(assertion_xml, recipient)
+        return self.encrypt_xmlsec1(assertion_xml, recipient)
 
     # -- engines -----------------------------------------------------------
 
@@ -625,6 +731,121 @@ class Encryption:
                                "saml:EncryptedElement: %r" % xml[:200])
         return self._placed(xml)
 
+    def encrypt_cryptography(self, assertion_xml, recipient=None):
+        """EncryptedAssertion XML (str) of a serialised assertion, encrypted
+        by python3-cryptography and written here: a fresh session key of
+        the data algorithm's size, AES-GCM (12-byte IV first, 16-byte tag
+        last) or AES-CBC (16-byte IV first, padding as cbc_padding says),
+        the key wrapped for the certificate (and for each of others first)
+        as key, digest, mgf and label say, each EncryptedKey's KeyInfo as
+        key_info says, broken as corrupt says.  Needs no lock."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        hash_of = {"sha1": hashes.SHA1, "sha224": hashes.SHA224,
+                   "sha256": hashes.SHA256, "sha384": hashes.SHA384,
+                   "sha512": hashes.SHA512}
+        b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+        plain = assertion_xml.encode("utf-8")
+        size = {"128": 16, "192": 24, "256": 32}[self.data[3:6]]
+        session = os.urandom(size)
+        if self.data.endswith("-gcm"):
+            iv = os.urandom(12)
+            ct = iv + AESGCM(session).encrypt(iv, plain, None)
+        else:
+            iv = os.urandom(16)
+            n = 16 - len(plain) % 16
+            pad = (os.urandom(n - 1) if self.cbc_padding == "random"
+                   else bytes([n]) * (n - 1))
+            pad += bytes([0 if self.corrupt == "padding" else n])
+            enc = Cipher(algorithms.AES(session), modes.CBC(iv)).encryptor()
+            ct = iv + enc.update(plain + pad) + enc.finalize()
+        if self.corrupt == "tag":
+            ct = ct[:-1] + bytes([ct[-1] ^ 0x01])
+        elif self.corrupt == "truncate":
+            ct = ct[:-16]
+        elif self.corrupt == "data":
+            mid = len(ct) // 2
+            ct = ct[:mid] + bytes([ct[mid] ^ 0x20]) + ct[mid + 1:]
+        wrapped = session if self.corrupt != "key-size" else \
+            os.urandom(16 if size != 16 else 32)
+        if self.key == "rsa-1_5":
+            pkcs = padding.PKCS1v15()
+        else:
+            label = self.label
+            if self.corrupt == "label":
+                label = (label or b"") + b"-not-the-label-written"
+            pkcs = padding.OAEP(mgf=padding.MGF1(hash_of[self.mgf or "sha1"]()),
+                                algorithm=hash_of[self.digest or "sha1"](),
+                                label=label)
+        method = ""
+        if self.label is not None:
+            method += "<xenc:OAEPparams>%s</xenc:OAEPparams>" % b64(self.label)
+        if self.digest:
+            method += '<ds:DigestMethod Algorithm="%s"/>' % OAEP_DIGESTS[self.digest]
+        if self.mgf:
+            method += '<xenc11:MGF Algorithm="%s"/>' % OAEP_MGFS[self.mgf]
+        ed_id = random_id()
+        keys = []
+        for path in self.others + (self.cert_path,):
+            with open(path, "rb") as f:
+                cert = x509.load_pem_x509_certificate(f.read())
+            ek = cert.public_key().encrypt(wrapped, pkcs)
+            ours = path == self.cert_path
+            if ours and self.corrupt == "key":
+                mid = len(ek) // 2
+                ek = ek[:mid] + bytes([ek[mid] ^ 0x01]) + ek[mid + 1:]
+            if self.key_info == "cert":
+                ki = "<ds:X509Data><ds:X509Certificate>%s</ds:X509Certificate></ds:X509Data>" \
+                    % _pem_body(path)
+            elif self.key_info == "issuer-serial":
+                ki = ("<ds:X509Data><ds:X509IssuerSerial><ds:X509IssuerName>%s"
+                      "</ds:X509IssuerName><ds:X509SerialNumber>%d"
+                      "</ds:X509SerialNumber></ds:X509IssuerSerial></ds:X509Data>"
+                      % (_xml_escape(cert.issuer.rfc4514_string()),
+                         cert.serial_number))
+            elif self.key_info == "subject-name":
+                ki = "<ds:X509Data><ds:X509SubjectName>%s</ds:X509SubjectName></ds:X509Data>" \
+                    % _xml_escape(cert.subject.rfc4514_string())
+            elif self.key_info == "key-name":
+                cn = cert.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+                name = self.key_name if ours and self.key_name is not None else \
+                    (cn[0].value if cn else "")
+                ki = "<ds:KeyName>%s</ds:KeyName>" % _xml_escape(name)
+            else:
+                ki = None
+            ek_id = random_id()
+            rcpt = ' Recipient="%s"' % _xml_escape(recipient) if ours and recipient else ""
+            keys.append((ek_id, (
+                '<xenc:EncryptedKey Id="%s"%s>'
+                '<xenc:EncryptionMethod Algorithm="%s">%s</xenc:EncryptionMethod>'
+                '%s<xenc:CipherData><xenc:CipherValue>%s</xenc:CipherValue>'
+                '</xenc:CipherData>%s</xenc:EncryptedKey>'
+                % (ek_id, rcpt, self.key_uri, method,
+                   "<ds:KeyInfo>%s</ds:KeyInfo>" % ki if ki else "", b64(ek),
+                   '<xenc:ReferenceList><xenc:DataReference URI="#%s"/>'
+                   '</xenc:ReferenceList>' % ed_id
+                   if self.key_placement == "sibling" else ""))))
+        if self.key_placement == "keyinfo":
+            inline, beside = "".join(k for _, k in keys), ""
+        else:
+            inline = "".join('<ds:RetrievalMethod Type="%sEncryptedKey" URI="#%s"/>'
+                             % (XENC_NS, i) for i, _ in keys)
+            beside = "".join(k for _, k in keys)
+        data = b64(ct)
+        data = "\n".join(data[i:i + 76] for i in range(0, len(data), 76))
+        return (
+            '<saml:EncryptedAssertion xmlns:saml="%s" xmlns:xenc="%s" xmlns:ds="%s"'
+            ' xmlns:xenc11="%s"><xenc:EncryptedData Id="%s" Type="%s">'
+            '<xenc:EncryptionMethod Algorithm="%s"/><ds:KeyInfo>%s</ds:KeyInfo>'
+            '<xenc:CipherData><xenc:CipherValue>%s</xenc:CipherValue></xenc:CipherData>'
+            '</xenc:EncryptedData>%s</saml:EncryptedAssertion>'
+            % (SAML_NS, XENC_NS, DS_NS, XENC11_NS, ed_id, ENC_TYPE_ELEMENT,
+               self.data_uri, inline, data, beside))
+
     def _placed(self, xml):
         """key_placement="sibling": the EncryptedKey moved from
         EncryptedData's KeyInfo to after EncryptedData (Ids added where
@@ -684,17 +905,20 @@ class Encryption:
                                % self.data_uri)
         inline = ed.findall("{%s}KeyInfo/{%s}EncryptedKey" % (ds, x))
         siblings = ea.findall("{%s}EncryptedKey" % x)
+        n = 1 + len(self.others)
         if self.key_placement == "keyinfo":
-            if len(inline) != 1 or siblings:
-                raise RuntimeError("wanted one EncryptedKey in EncryptedData's KeyInfo")
-            ek = inline[0]
+            if len(inline) != n or siblings:
+                raise RuntimeError("wanted %d EncryptedKey in EncryptedData's "
+                                   "KeyInfo" % n)
+            ek = inline[-1]
         else:
-            rm = ed.find("{%s}KeyInfo/{%s}RetrievalMethod" % (ds, ds))
-            if len(siblings) != 1 or inline or rm is None or \
-                    rm.get("URI") != "#%s" % siblings[0].get("Id"):
-                raise RuntimeError("wanted one EncryptedKey next to EncryptedData, "
-                                   "referenced by a RetrievalMethod")
-            ek = siblings[0]
+            rms = ed.findall("{%s}KeyInfo/{%s}RetrievalMethod" % (ds, ds))
+            if len(siblings) != n or inline or len(rms) != n or \
+                    [rm.get("URI") for rm in rms] != \
+                    ["#%s" % k.get("Id") for k in siblings]:
+                raise RuntimeError("wanted %d EncryptedKey next to EncryptedData, "
+                                   "each referenced by a RetrievalMethod" % n)
+            ek = siblings[-1]
         kem = ek.find("{%s}EncryptionMethod" % x)
         if kem is None or kem.get("Algorithm") != self.key_uri:
             raise RuntimeError("EncryptedKey: wanted EncryptionMethod %s"
@@ -1178,7 +1402,7 @@ class TestIdP:
             xml = resp.exportToXml()
         if encrypted:
             for i, enc, plain in to_xmlsec1:
-                encrypted_xml[i] = enc.encrypt_xmlsec1(plain, sp_entity_id)
+                encrypted_xml[i] = enc.encrypt_serialised(plain, sp_entity_id)
             if not xml:
                 raise RuntimeError("Lasso could not export the response")
             xml = _substitute_assertions(xml, encrypted_xml)

@@ -1512,8 +1512,9 @@ NS_ENC = dict(NS, xenc=XENC)
 ENC_COMBOS = [(engine, data, key)
               for engine, (datas, keys) in tidp.ENCRYPTION_ENGINES.items()
               for data in datas for key in keys]
-SESSION_KEY_BYTES = {"aes128-gcm": 16, "aes256-gcm": 32, "aes128-cbc": 16,
-                     "aes256-cbc": 32, "tripledes-cbc": 24}
+SESSION_KEY_BYTES = {"aes128-gcm": 16, "aes192-gcm": 24, "aes256-gcm": 32,
+                     "aes128-cbc": 16, "aes192-cbc": 24, "aes256-cbc": 32,
+                     "tripledes-cbc": 24}
 EA_PATH = "/*[local-name()='Response']/*[local-name()='EncryptedAssertion']"
 
 
@@ -2051,3 +2052,215 @@ def test_pysaml2_encryption_refusals(p2idp, sp_enc):
     # without encrypt_cert nothing is encrypted, as before
     info = p2lib.response_info(p2idp.mint(SP, ACS))
     assert info["encrypted_assertions"] == [] and info["assertion_signed"]
+
+
+# --------------------------------------------------------------------------
+# engine "cryptography": what each option writes, checked with openssl
+# --------------------------------------------------------------------------
+
+def openssl_unwrap_oaep(tmp_path, ek, key, md="sha1", mgf="sha1", label=None):
+    """The session key in EncryptedKey ek unwrapped by openssl pkeyutl with
+    RSA-OAEP, digest md, MGF1 with mgf, label (bytes); None if refused."""
+    stamp = time.monotonic_ns()
+    src = tmp_path / ("ek-%d.bin" % stamp)
+    src.write_bytes(base64.b64decode("".join(
+        ek.find("xenc:CipherData/xenc:CipherValue", NS_ENC).text.split())))
+    opts = ["-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:" + md,
+            "-pkeyopt", "rsa_mgf1_md:" + mgf]
+    if label:
+        opts += ["-pkeyopt", "rsa_oaep_label:" + label.hex()]
+    res = subprocess.run(["openssl", "pkeyutl", "-decrypt", "-inkey", key,
+                          "-in", str(src)] + opts,
+                         stdin=subprocess.DEVNULL, capture_output=True,
+                         timeout=OPENSSL_TIMEOUT)
+    return res.stdout if res.returncode == 0 else None
+
+
+def data_bytes(ed):
+    return base64.b64decode("".join(
+        ed.find("xenc:CipherData/xenc:CipherValue", NS_ENC).text.split()))
+
+
+def openssl_cbc(tmp_path, data, session_key):
+    """AES-CBC of data (IV first) decrypted by openssl enc, no padding
+    removed; None if openssl refuses."""
+    src = tmp_path / ("cbc-%d.bin" % time.monotonic_ns())
+    src.write_bytes(data[16:])
+    res = subprocess.run(["openssl", "enc", "-d", "-aes-%d-cbc" % (8 * len(session_key)),
+                          "-K", session_key.hex(), "-iv", data[:16].hex(), "-nopad",
+                          "-in", str(src)], stdin=subprocess.DEVNULL,
+                         capture_output=True, timeout=OPENSSL_TIMEOUT)
+    return res.stdout if res.returncode == 0 else None
+
+
+def crypt_parts(idp, crt, aid, **kw):
+    enc = tidp.Encryption(crt, engine="cryptography", **kw)
+    xml = idp.mint_xml(SP, ACS, assertion_id=aid, name_id="dora", encrypt=enc,
+                       sign_response=False)
+    (ea,) = parse(xml).findall("saml:EncryptedAssertion", NS)
+    return xml, ea
+
+
+CRYPT_OAEP = [("rsa-oaep-mgf1p", None, None, None), ("rsa-oaep-mgf1p", "sha256", None, None),
+              ("rsa-oaep-mgf1p", "sha512", None, b"a label"), ("rsa-oaep", None, None, None),
+              ("rsa-oaep", "sha224", "sha384", None), ("rsa-oaep", "sha384", "sha512", b"\0\1")]
+
+
+@pytest.mark.parametrize("key,digest,mgf,label", CRYPT_OAEP,
+                         ids=["-".join(str(x) for x in c) for c in CRYPT_OAEP])
+def test_cryptography_key_transport(idp, sp_enc, tmp_path, key, digest, mgf, label):
+    """The EncryptionMethod says what was done, and openssl unwraps the key
+    with exactly those parameters (and not with SHA-1 defaults where they
+    differ); with DigestMethod SHA-1 and no MGF or label xmlsec1 decrypts
+    it too."""
+    _, sp_key, sp_crt, _ = sp_enc
+    xml, ea = crypt_parts(idp, sp_crt, "_ck", key=key, digest=digest, mgf=mgf, label=label)
+    ed, ek, placement = enc_parts(ea)
+    assert placement == "keyinfo"
+    em = ek.find("xenc:EncryptionMethod", NS_ENC)
+    assert em.get("Algorithm") == tidp.KEY_ALGORITHMS[key]
+    dm = em.find("ds:DigestMethod", NS)
+    assert (dm.get("Algorithm") if dm is not None else None) == \
+        (tidp.OAEP_DIGESTS[digest] if digest else None)
+    mg = em.find("{%s}MGF" % tidp.XENC11_NS)
+    assert (mg.get("Algorithm") if mg is not None else None) == \
+        (tidp.OAEP_MGFS[mgf] if mgf else None)
+    lb = em.find("xenc:OAEPparams", NS_ENC)
+    assert (base64.b64decode(lb.text) if lb is not None else None) == label
+    session = openssl_unwrap_oaep(tmp_path, ek, sp_key, digest or "sha1", mgf or "sha1", label)
+    assert session is not None and len(session) == 16
+    if digest not in (None, "sha1") or mgf not in (None, "sha1") or label:
+        assert openssl_unwrap_oaep(tmp_path, ek, sp_key) is None
+        assert xmlsec_decrypt(tmp_path, xml, sp_key) is None
+    else:
+        assert decrypted_assertion(xmlsec_decrypt(tmp_path, xml, sp_key)).get("ID") == "_ck"
+
+
+@pytest.mark.parametrize("data", ["aes128-gcm", "aes192-gcm", "aes256-gcm", "aes128-cbc",
+                                  "aes192-cbc", "aes256-cbc"])
+@pytest.mark.parametrize("padding", ["pkcs7", "random"])
+def test_cryptography_data(idp, sp_enc, tmp_path, data, padding):
+    """Every AES: the key unwrapped by openssl decrypts the data to the
+    assertion (CBC: openssl enc, the padding as asked; GCM: 12-byte IV,
+    16-byte tag)."""
+    if padding == "random" and data.endswith("gcm"):
+        pytest.skip("no padding in GCM")
+    _, sp_key, sp_crt, _ = sp_enc
+    _, ea = crypt_parts(idp, sp_crt, "_cd", data=data, key="rsa-oaep", digest="sha256",
+                        cbc_padding=padding)
+    ed, ek, _ = enc_parts(ea)
+    assert ed.find("xenc:EncryptionMethod", NS_ENC).get("Algorithm") == \
+        tidp.DATA_ALGORITHMS[data]
+    session = openssl_unwrap_oaep(tmp_path, ek, sp_key, "sha256")
+    assert len(session) == SESSION_KEY_BYTES[data]
+    ct = data_bytes(ed)
+    if data.endswith("cbc"):
+        plain = openssl_cbc(tmp_path, ct, session)
+        n = plain[-1]
+        assert 1 <= n <= 16 and (padding == "random" or plain[-n:] == bytes([n]) * n)
+        plain = plain[:-n]
+    else:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        plain = AESGCM(session).decrypt(ct[:12], ct[12:], None)
+    a = ET.fromstring(plain)
+    assert a.tag == "{%s}Assertion" % tidp.SAML_NS and a.get("ID") == "_cd"
+
+
+def test_cryptography_key_info_and_recipients(idp, sp_enc, other_key, tmp_path):
+    """How each EncryptedKey names its key (the values openssl reads from
+    the certificate), other recipients' keys first (their keys unwrap the
+    same session key), inline or peer."""
+    _, sp_key, sp_crt, _ = sp_enc
+    ssl = lambda *a: subprocess.run(["openssl", "x509", "-noout", "-in", sp_crt] + list(a),  # noqa: E731
+                                    capture_output=True, text=True, check=True,
+                                    timeout=OPENSSL_TIMEOUT).stdout.strip()
+    serial = int(ssl("-serial").split("=", 1)[1], 16)
+    cn = ssl("-subject", "-nameopt", "RFC2253").split("CN=", 1)[1].split(",")[0]
+    for ki in tidp.KEY_INFOS:
+        _, ea = crypt_parts(idp, sp_crt, "_ki", key_info=ki)
+        _, ek, _ = enc_parts(ea)
+        info = ek.find("ds:KeyInfo", NS)
+        if ki == "none":
+            assert info is None
+            continue
+        if ki == "cert":
+            assert "".join(info.find("ds:X509Data/ds:X509Certificate", NS).text.split()) == \
+                tidp._pem_body(sp_crt)
+        elif ki == "issuer-serial":
+            iss = info.find("ds:X509Data/ds:X509IssuerSerial", NS)
+            assert int(iss.find("ds:X509SerialNumber", NS).text) == serial
+            assert iss.find("ds:X509IssuerName", NS).text == "CN=" + cn
+        elif ki == "subject-name":
+            assert info.find("ds:X509Data/ds:X509SubjectName", NS).text == "CN=" + cn
+        else:
+            assert info.find("ds:KeyName", NS).text == cn
+    _, ea = crypt_parts(idp, sp_crt, "_kn", key_info="key-name", key_name="enc-2027")
+    assert enc_parts(ea)[1].find("ds:KeyInfo/ds:KeyName", NS).text == "enc-2027"
+    for placement in tidp.KEY_PLACEMENTS:
+        _, ea = crypt_parts(idp, sp_crt, "_ot", others=(other_key[1],), key="rsa-oaep",
+                            key_placement=placement)
+        ed = ea.find("xenc:EncryptedData", NS_ENC)
+        eks = (ed.findall("ds:KeyInfo/xenc:EncryptedKey", NS_ENC) if placement == "keyinfo"
+               else ea.findall("xenc:EncryptedKey", NS_ENC))
+        assert len(eks) == 2
+        assert eks[0].get("Recipient") is None and eks[1].get("Recipient") == SP
+        theirs = openssl_unwrap_oaep(tmp_path, eks[0], other_key[0])
+        ours = openssl_unwrap_oaep(tmp_path, eks[1], sp_key)
+        assert theirs is not None and theirs == ours
+        assert openssl_unwrap_oaep(tmp_path, eks[0], sp_key) is None
+        if placement == "sibling":
+            rms = ed.findall("ds:KeyInfo/ds:RetrievalMethod", NS)
+            assert [r.get("URI") for r in rms] == ["#" + e.get("Id") for e in eks]
+
+
+def test_cryptography_corruptions(idp, sp_enc, tmp_path):
+    """Each corruption is what it says, as openssl and python3-cryptography
+    see it."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    _, sp_key, sp_crt, _ = sp_enc
+
+    def parts(data, corrupt):
+        _, ea = crypt_parts(idp, sp_crt, "_cc", data=data, corrupt=corrupt, key="rsa-oaep")
+        ed, ek, _ = enc_parts(ea)
+        return data_bytes(ed), ek
+
+    ct, ek = parts("aes128-gcm", "tag")
+    with pytest.raises(InvalidTag):
+        AESGCM(openssl_unwrap_oaep(tmp_path, ek, sp_key)).decrypt(ct[:12], ct[12:], None)
+    ct, ek = parts("aes128-gcm", "data")
+    with pytest.raises(InvalidTag):
+        AESGCM(openssl_unwrap_oaep(tmp_path, ek, sp_key)).decrypt(ct[:12], ct[12:], None)
+    ct, ek = parts("aes128-cbc", "padding")
+    assert openssl_cbc(tmp_path, ct, openssl_unwrap_oaep(tmp_path, ek, sp_key))[-1] == 0
+    ct, ek = parts("aes128-cbc", "truncate")
+    assert len(ct) % 16 == 0 and len(ct) >= 32    # a block less, still blocks
+    assert openssl_cbc(tmp_path, ct, openssl_unwrap_oaep(tmp_path, ek, sp_key)) is not None
+    ct, ek = parts("aes256-gcm", "key")
+    assert openssl_unwrap_oaep(tmp_path, ek, sp_key) is None
+    ct, ek = parts("aes256-gcm", "key-size")
+    assert len(openssl_unwrap_oaep(tmp_path, ek, sp_key)) == 16
+    ct, ek = parts("aes128-gcm", "key-size")
+    assert len(openssl_unwrap_oaep(tmp_path, ek, sp_key)) == 32
+    ct, ek = parts("aes128-gcm", "label")
+    assert ek.find("xenc:EncryptionMethod/xenc:OAEPparams", NS_ENC) is None
+    assert openssl_unwrap_oaep(tmp_path, ek, sp_key) is None
+    assert len(openssl_unwrap_oaep(tmp_path, ek, sp_key,
+                                   label=b"-not-the-label-written")) == 16
+
+
+def test_cryptography_refusals(sp_enc):
+    _, _, sp_crt, _ = sp_enc
+    for kw in (dict(digest="sha256"), dict(label=b"x"), dict(key_info="none"),
+               dict(others=(sp_crt,)), dict(cbc_padding="random"), dict(corrupt="tag")):
+        with pytest.raises(ValueError):
+            tidp.Encryption(sp_crt, **kw)          # engine xmlsec1
+    for kw in (dict(digest="md5"), dict(mgf="sha3"), dict(key="rsa-1_5", digest="sha1"),
+               dict(label="text"), dict(key_info="ski"), dict(cbc_padding="zero"),
+               dict(corrupt="everything"), dict(corrupt="tag", data="aes128-cbc"),
+               dict(corrupt="padding"), dict(corrupt="label", key="rsa-1_5"),
+               dict(data="tripledes-cbc")):
+        with pytest.raises(ValueError):
+            tidp.Encryption(sp_crt, engine="cryptography", **kw)
+    enc = tidp.Encryption(sp_crt, engine="cryptography", digest="sha256", label=b"l")
+    assert "digest='sha256'" in repr(enc) and "key_info='cert'" in repr(enc)

@@ -4,9 +4,12 @@ accepted exactly once fleet-wide; what must not be decrypted is refused
 before anything is, with nothing claimed; key rollover; SHA-1.
 
 The encrypted responses are made by the test IdP with the xmlsec1 command
-line (every algorithm) and with Lasso's own encryption (AES-CBC); pysaml2's
-are in test_interop.py. Without ReplaySPEncryptionKeyFile (the fleet's
-default configuration) the SP's signing pair decrypts.
+line (every algorithm), with Lasso's own encryption (AES-CBC) and with
+python3-cryptography (the key transports xmlsec1 1.2.37 cannot unwrap:
+OAEP with SHA-2 digests and MGFs, labels; AES-192; the recipient's key
+named by issuer and serial or KeyName; peer keys; other recipients);
+pysaml2's are in test_interop.py. Without ReplaySPEncryptionKeyFile (the
+fleet's default configuration) the SP's signing pair decrypts.
 """
 
 import concurrent.futures
@@ -46,6 +49,36 @@ def enc_pairs(workdir, testidp):
 
 def encryption(testidp, cert, data="aes128-gcm", key="rsa-oaep-mgf1p", engine="xmlsec1"):
     return testidp.Encryption(cert, data=data, key=key, engine=engine)
+
+
+# What the field sends that Debian 12's xmlsec1 cannot unwrap, and shapes
+# around it (engine "cryptography"); other: the certificate of "other" (an
+# EncryptedKey for another recipient first).
+VARIANTS = {
+    # Sweden Connect / eIDAS OpenSAML: rsa-oaep-mgf1p with SHA-256, AES-GCM
+    "mgf1p-sha256": dict(key="rsa-oaep-mgf1p", digest="sha256", data="aes128-gcm"),
+    # ITfoxtec's field sample: xmlenc11#rsa-oaep, SHA-256, MGF1-SHA256
+    "oaep-sha256-mgf1sha256": dict(key="rsa-oaep", digest="sha256", mgf="sha256",
+                                   data="aes256-gcm"),
+    "oaep-sha512-mgf1sha384-label": dict(key="rsa-oaep", digest="sha512", mgf="sha384",
+                                         label=b"urn:example:label", data="aes192-gcm"),
+    "oaep-sha224-mgf1sha512": dict(key="rsa-oaep", digest="sha224", mgf="sha512",
+                                   data="aes192-cbc"),
+    # AD FS: aes256-cbc, rsa-oaep-mgf1p SHA-1, the key named by issuer and serial
+    "adfs-issuer-serial": dict(key="rsa-oaep-mgf1p", digest="sha1", data="aes256-cbc",
+                               key_info="issuer-serial"),
+    "key-name": dict(key="rsa-oaep", digest="sha384", key_info="key-name",
+                     data="aes128-cbc", cbc_padding="random"),
+    "peer": dict(key="rsa-oaep", digest="sha256", mgf="sha256", key_placement="sibling",
+                 key_info="none"),
+    "two-recipients": dict(key="rsa-oaep", digest="sha256", key_info="cert", others="other"),
+}
+
+
+def variant(testidp, cert, enc_pairs, **kw):
+    if kw.get("others") == "other":
+        kw["others"] = (enc_pairs["other"][1],)
+    return testidp.Encryption(cert, engine="cryptography", **kw)
 
 
 def claims(store):
@@ -112,6 +145,22 @@ def test_encrypted_by_lasso_accepted_once(fleet, saml, store, sp_keys, testidp, 
 
 
 @pytest.mark.expect_log("replay_refused")
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_field_key_transports_accepted_once(fleet, saml, store, sp_keys, enc_pairs, testidp,
+                                            name, shape):
+    """Encrypted by python3-cryptography as the field does where xmlsec1
+    1.2.37 cannot unwrap the key: signed in once fleet-wide, as the user
+    the assertion names."""
+    m = saml.mint(name_id="v-" + name, encrypt=variant(testidp, sp_keys[1], enc_pairs,
+                                                       **VARIANTS[name]),
+                  **SHAPES[shape])
+    cookie = accepted_once(fleet, store, m)
+    r = get(fleet.public + PAGE, cookie=cookie)
+    assert r.headers.get("X-RSP-User") == "v-" + name
+
+
+@pytest.mark.expect_log("replay_refused")
 def test_encrypted_burst_of_identical_posts_one_session(fleet, saml, store, sp_keys, testidp):
     m = saml.mint(encrypt=encryption(testidp, sp_keys[1], data="aes256-gcm"),
                   sign_response=True, sign_assertion=False)
@@ -161,6 +210,58 @@ def test_rsa_1_5_key_transport_refused(fleet, saml, store, sp_keys, testidp):
 def test_non_aes_data_encryption_refused(fleet, saml, store, sp_keys, testidp):
     m = saml.mint(encrypt=encryption(testidp, sp_keys[1], data="tripledes-cbc"))
     refused(fleet, store, m.b64, "encryption-algorithm")
+
+
+@pytest.mark.expect_log("check_refused")
+def test_unknown_key_transport_parameters_refused(fleet, saml, store, sp_keys, enc_pairs,
+                                                  testidp):
+    """An OAEP digest or MGF this SP does not know, or an MGF other than
+    MGF1-SHA1 with rsa-oaep-mgf1p: refused before anything is decrypted."""
+    import base64
+    good = saml.mint(encrypt=variant(testidp, sp_keys[1], enc_pairs, key="rsa-oaep",
+                                     digest="sha384", mgf="sha256"),
+                     sign_response=False, sign_assertion=True)
+    xml = base64.b64decode(good.b64).decode()
+    assert xml.count(testidp.OAEP_DIGESTS["sha384"]) == 1
+    md5 = xml.replace(testidp.OAEP_DIGESTS["sha384"],
+                      "http://www.w3.org/2001/04/xmldsig-more#md5")
+    refused(fleet, store, base64.b64encode(md5.encode()).decode(), "encryption-algorithm")
+    m = saml.mint(encrypt=variant(testidp, sp_keys[1], enc_pairs, key="rsa-oaep-mgf1p",
+                                  mgf="sha256"))
+    refused(fleet, store, m.b64, "encryption-algorithm")
+    assert log_lines_with(fleet, "with MGF mgf1sha256 refused")
+
+
+# What does not decrypt, per data mode: one status, one check=, one detail.
+BROKEN = {
+    "aes128-gcm": ("tag", "truncate", "key", "key-size", "label", "wrong-key"),
+    "aes256-cbc": ("padding", "truncate", "data", "key", "wrong-key"),
+}
+
+
+@pytest.mark.expect_log("check_refused")
+@pytest.mark.parametrize("data", sorted(BROKEN))
+def test_what_does_not_decrypt_is_one_refusal(fleet, saml, store, sp_keys, enc_pairs, testidp,
+                                              data):
+    """A bad GCM tag or CBC padding, a truncated or changed ciphertext, a
+    changed wrapped key, a key of another size, another label, another
+    SP's key: 400, check=decrypt, and the same detail word for word (no
+    oracle); nothing claimed."""
+    details = {}
+    for how in BROKEN[data]:
+        kw = dict(key="rsa-oaep", digest="sha256", mgf="sha256", data=data)
+        if how == "wrong-key":
+            enc = variant(testidp, enc_pairs["other"][1], enc_pairs, **kw)
+        else:
+            enc = variant(testidp, sp_keys[1], enc_pairs, corrupt=how, **kw)
+        fleet.mark_logs()
+        refused(fleet, store, saml.mint(encrypt=enc).b64, "decrypt")
+        (line,) = log_lines_with(fleet, "check=decrypt:")
+        details[how] = line.split("check=decrypt:", 1)[1].split(" (client ")[0]
+    assert len(set(details.values())) == 1, details
+    detail = details[BROKEN[data][0]]
+    assert data in detail and "rsa-oaep (sha256, mgf1sha256)" in detail, detail
+    assert ("AES-CBC is not authenticated" in detail) == data.endswith("-cbc"), detail
 
 
 @pytest.mark.expect_log("check_refused")
@@ -365,5 +466,10 @@ def test_key_rollover_both_keys_decrypt_metadata_publishes_one(fleet, saml, stor
     assert published_encryption_cert(fleet) == cert_der(enc_pairs["enc2"][1])
     for name in ("enc1", "enc2"):
         accepted_once(fleet, store, saml.mint(encrypt=encryption(testidp, enc_pairs[name][1])))
+    # the second key found by what names it, or tried after the first
+    for ki in ("issuer-serial", "key-name", "none", "cert"):
+        accepted_once(fleet, store, saml.mint(encrypt=variant(
+            testidp, enc_pairs["enc2"][1], enc_pairs, key="rsa-oaep", digest="sha256",
+            key_info=ki)))
     # plaintext sign-ins are unaffected
     accepted_once(fleet, store, saml.mint())

@@ -459,6 +459,52 @@ def test_guarded_encrypted_assertion_decrypted_by_both(guarded, guarded_sp, mint
         assert post(h.base_url + sp.post_path, b64).status_code == 403, h.name
 
 
+@pytest.mark.expect_log("replay_refused")
+@pytest.mark.only_sp("shibboleth")
+@pytest.mark.parametrize("transport", ["mgf1p-sha256", "oaep-sha256-mgf1sha256"])
+def test_guarded_field_key_transports(guarded, guarded_sp, minter, testidp, sp_keys, store,
+                                      transport):
+    """What Debian 12's xmlsec1 cannot unwrap (Sweden Connect's
+    rsa-oaep-mgf1p with SHA-256; xmlenc11#rsa-oaep with SHA-256 and
+    MGF1-SHA256), encrypted by python3-cryptography: the guard decrypts it
+    to claim it, Shibboleth SP (its own XML security library) decrypts it
+    again for its session; once."""
+    sp = guarded_sp
+    kw = (dict(key="rsa-oaep-mgf1p", digest="sha256") if transport == "mgf1p-sha256"
+          else dict(key="rsa-oaep", digest="sha256", mgf="sha256"))
+    enc = testidp.Encryption(sp_keys[1], engine="cryptography", data="aes128-gcm", **kw)
+    aid, b64 = minter.mint(name_id="enc-" + transport, encrypt=enc, sign_response=True,
+                           sign_assertion=False)
+    r = post(guarded.post_url, b64)
+    assert sp.accepted(r), (r.status_code, r.text[:300])
+    page = requests.get(replica_url(guarded, r.headers["X-RSP-Replica"]) + PAGE,
+                        cookies=sp.session_cookies(r), allow_redirects=False, timeout=30)
+    assert page.status_code == 200 and page.headers.get(sp.user_header) == "enc-" + transport
+    assert claims(store) == [claim_key(minter.idp.entity_id, aid)]
+    for h in guarded.replicas:
+        assert post(h.base_url + sp.post_path, b64).status_code == 403, h.name
+
+
+@pytest.mark.expect_log("replay_refused")
+@pytest.mark.only_sp("mellon")
+@pytest.mark.sp_expect_log(mellon=("auth_mellon:error",))
+def test_guarded_mellon_cannot_unwrap_what_the_guard_can(guarded, guarded_sp, minter, testidp,
+                                                        sp_keys, store):
+    """What docs/guard.md says: the guard decrypts xmlenc11#rsa-oaep with
+    SHA-256 and MGF1-SHA256, mod_auth_mellon on Debian 12 cannot (Lasso
+    over xmlsec 1.2.37): the response is claimed, mellon refuses it (400),
+    and it is spent (a re-post is a replay, 403). Such an IdP needs an SP
+    that decrypts what it sends."""
+    sp = guarded_sp
+    enc = testidp.Encryption(sp_keys[1], engine="cryptography", data="aes128-gcm",
+                             key="rsa-oaep", digest="sha256", mgf="sha256")
+    aid, b64 = minter.mint(encrypt=enc, sign_response=True, sign_assertion=False)
+    r = post(guarded.post_url, b64)
+    assert r.status_code == 400 and not sp.accepted(r), r.status_code
+    assert claims(store) == [claim_key(minter.idp.entity_id, aid)]
+    assert post(guarded.replicas[0].base_url + sp.post_path, b64).status_code == 403
+
+
 def test_guarded_body_reaches_the_sp_unchanged(guarded, guarded_sp, minter, store):
     """RelayState preserved, a body just under the limit (262144 bytes by
     default) passes whole."""

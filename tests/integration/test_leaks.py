@@ -167,6 +167,27 @@ def test_no_leak_per_request_under_valgrind(workdir, module_so, redis, sp_config
             encrypted.append((r.status_code, again.status_code, wrong.status_code,
                               oracle.status_code, broken.status_code))
         assert encrypted == [(303, 403, 400, 400, 400)] * (ROUNDS // 2)
+        # the key transports the module unwraps itself (python3-cryptography):
+        # OAEP SHA-256 / MGF1-SHA256 with a label, peer keys, another
+        # recipient first; a bad GCM tag, bad CBC padding, RSA-1.5
+        crypt = lambda **kw: rsp_testidp.Encryption(  # noqa: E731
+            sp_config["cert_file"], engine="cryptography", key="rsa-oaep", digest="sha256",
+            **kw)
+        variants = []
+        for i in range(ROUNDS // 2):
+            shape = dict(sign_response=True, sign_assertion=False) if i % 2 else \
+                dict(sign_response=False, sign_assertion=True)
+            good = crypt(mgf="sha256", label=b"l", data="aes192-cbc" if i % 2 else "aes256-gcm",
+                         key_placement="sibling" if i % 3 else "keyinfo",
+                         others=(idp.cert_path,) if i % 3 == 1 else ())
+            b64 = idp.mint(sp_config["entity_id"], acs, encrypt=good, **shape)
+            r = post_acs(acs, b64, relay_state="/index.html", timeout=60)
+            tag = post_acs(acs, idp.mint(sp_config["entity_id"], acs,
+                                         encrypt=crypt(corrupt="tag")), timeout=60)
+            pad = post_acs(acs, idp.mint(sp_config["entity_id"], acs, encrypt=crypt(
+                data="aes128-cbc", corrupt="padding", key_info="issuer-serial")), timeout=60)
+            variants.append((r.status_code, tag.status_code, pad.status_code))
+        assert variants == [(303, 400, 400)] * (ROUNDS // 2)
     finally:
         common.terminate(proc, 120)
     assert_no_leak_per_request(vg_log)

@@ -90,6 +90,7 @@ ENCRYPTION_METHODS = [
     "http://www.w3.org/2001/04/xmlenc#aes256-cbc",
     "http://www.w3.org/2001/04/xmlenc#aes128-cbc",
     "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p",
+    "http://www.w3.org/2009/xmlenc11#rsa-oaep",
 ]
 
 

@@ -14,6 +14,11 @@ when not given):
     encrypted  the same for the responses with an EncryptedAssertion,
                and other.key, other.crt: another SP's pair
                (test_rsp_saml_decrypt.c)
+    variants   the same, encrypted by python3-cryptography (the test IdP's
+               engine "cryptography", not xmlsec nor Lasso): each key
+               transport, OAEP digest, MGF and label, each AES, each way
+               of naming the recipient's key, inline and peer keys, and
+               what a broken IdP or an attacker sends (test_rsp_saml_decrypt.c)
     logout     logout/NAME.txt, one raw HTTP-Redirect query per case: the
                IdP's LogoutRequests, signed or not (test_rsp_saml_messages.c)
     keys       nothing more (test_rsp_saml_metadata.c)
@@ -44,7 +49,7 @@ IDP = "https://idp.unit.example/idp"       # rsp_unit_saml.h: IDP_ENTITY
 ASSERTION = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
 SIGNATURE = re.compile(r"<(?:ds:)?Signature\b.*?</(?:ds:)?Signature>", re.S)
 DSIG = "http://www.w3.org/2000/09/xmldsig#"
-GROUPS = ("responses", "encrypted", "logout", "keys", "metadata")
+GROUPS = ("responses", "encrypted", "variants", "logout", "keys", "metadata")
 
 
 def b64(xml):
@@ -79,14 +84,14 @@ class Plaintext(tidp.Encryption):
     """Encrypts, as the test IdP does, what change(assertion) makes of the
     assertion it serialised (and signed) on its own: what an attacker with
     the SP's published certificate can send, or (re-signed) what an IdP
-    could."""
+    could. kw: Encryption's."""
 
-    def __init__(self, cert_path, change):
-        super().__init__(cert_path)
+    def __init__(self, cert_path, change, **kw):
+        super().__init__(cert_path, **kw)
         self.change = change
 
-    def encrypt_xmlsec1(self, assertion_xml, recipient=None):
-        return super().encrypt_xmlsec1(self.change(assertion_xml), recipient)
+    def encrypt_serialised(self, assertion_xml, recipient=None):
+        return super().encrypt_serialised(self.change(assertion_xml), recipient)
 
 
 def resign_assertion(assertion, idp):
@@ -192,6 +197,111 @@ def encrypted_cases(out, idp, cert, cipher_port):
     return cases
 
 
+# What the variants share unless they say otherwise: XML Encryption 1.1
+# RSA-OAEP with SHA-256 and MGF1-SHA-256 (ITfoxtec's field sample, which
+# xmlsec 1.2.37 cannot unwrap), AES-128-GCM, the EncryptedKey naming no key.
+VARIANT = dict(engine="cryptography", key="rsa-oaep", digest="sha256",
+               mgf="sha256", key_info="none")
+DIGESTS = tuple(tidp.OAEP_DIGESTS)
+AES = ("aes128-gcm", "aes192-gcm", "aes256-gcm", "aes128-cbc", "aes192-cbc",
+       "aes256-cbc")
+
+
+def variant_cases(out, idp, cert):
+    """Responses with an EncryptedAssertion encrypted by python3-cryptography
+    for the SP's certificate (or another's), unsigned around a signed
+    assertion unless the name says otherwise. x-...: accepted as alice;
+    r-...: refused (test_rsp_saml_decrypt.c has the check= of each)."""
+    other_key, other_cert = tidp.make_keypair(out, "third", "a third sp")
+    attrs = {"mail": ["alice@example.org"]}
+
+    def mint(change=None, sign_response=False, sign_assertion=True, **kw):
+        enc = Plaintext(kw.pop("cert_path", cert), change or (lambda a: a),
+                        **dict(VARIANT, **kw))
+        return idp.mint_xml(SP, ACS, encrypt=enc, attributes=attrs,
+                            sign_response=sign_response,
+                            sign_assertion=sign_assertion)
+
+    cases = {}
+    # key transport: rsa-oaep-mgf1p with each digest (and none: SHA-1),
+    # rsa-oaep with each digest and each MGF (and neither), a label
+    for d in DIGESTS:
+        cases["x-mgf1p-%s" % d] = mint(key="rsa-oaep-mgf1p", digest=d, mgf=None)
+        for m in DIGESTS:
+            cases["x-oaep-%s-mgf1%s" % (d, m)] = mint(digest=d, mgf=m)
+    cases["x-mgf1p-nodigest"] = mint(key="rsa-oaep-mgf1p", digest=None, mgf=None)
+    cases["x-mgf1p-mgf1sha1"] = mint(key="rsa-oaep-mgf1p", digest="sha256",
+                                     mgf="sha1")
+    cases["x-oaep-nodigest-nomgf"] = mint(digest=None, mgf=None)
+    cases["x-mgf1p-label"] = mint(key="rsa-oaep-mgf1p", digest="sha256",
+                                  mgf=None, label=b"mod_replay_sp label")
+    cases["x-oaep-label"] = mint(label=bytes(range(256)))
+    # data: every AES; CBC with random padding bytes (only the last counts)
+    for a in AES:
+        cases["x-%s" % a] = mint(data=a)
+    cases["x-aes256-cbc-random-padding"] = mint(data="aes256-cbc",
+                                                cbc_padding="random")
+    # which key: named by certificate, issuer and serial, subject, KeyName
+    # (the common name, the SHA-256 fingerprint), or not at all
+    for ki in ("cert", "issuer-serial", "subject-name", "key-name"):
+        cases["x-ki-%s" % ki] = mint(key_info=ki)
+    fp = subprocess.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256",
+                         "-in", cert], capture_output=True, text=True, check=True,
+                        timeout=30).stdout.strip().split("=", 1)[1]
+    cases["x-ki-key-name-sha256"] = mint(key_info="key-name", key_name=fp)
+    cases["x-ki-key-name-unknown"] = mint(key_info="key-name",
+                                          key_name="a name nobody gave")
+    # another recipient's EncryptedKey first
+    for ki in ("cert", "issuer-serial", "none"):
+        cases["x-others-%s" % ki] = mint(others=(other_cert,), key_info=ki)
+    # peer: the EncryptedKeys beside the EncryptedData, a RetrievalMethod
+    cases["x-peer-mgf1p"] = mint(key_placement="sibling", key="rsa-oaep-mgf1p",
+                                 digest="sha1", mgf=None, key_info="cert")
+    cases["x-peer-oaep"] = mint(key_placement="sibling", data="aes256-cbc")
+    cases["x-peer-others"] = mint(key_placement="sibling", others=(other_cert,),
+                                  key_info="cert")
+    # signatures: a signed Response around an unsigned assertion
+    # (Shibboleth's) and around a signed one; neither signed
+    cases["x-response-signed"] = mint(sign_response=True, sign_assertion=False)
+    cases["x-both-signed"] = mint(sign_response=True)
+    cases["r-neither-signed"] = mint(sign_assertion=False)
+    # a signed Response around an assertion changed after it was signed:
+    # the assertion's own signature is still verified
+    tampered = lambda a: re.sub(r"(<saml:NameID\b[^>]*>)[^<]*<",  # noqa: E731
+                                r"\g<1>mallory<", a, count=1)
+    cases["r-response-signed-assertion-broken"] = mint(tampered, sign_response=True)
+    # refused before anything is decrypted
+    cases["r-rsa-1_5"] = mint(key="rsa-1_5", digest=None, mgf=None)
+    cases["r-mgf1p-mgf1sha256"] = mint(key="rsa-oaep-mgf1p", mgf="sha256")
+    md5 = "http://www.w3.org/2001/04/xmldsig-more#md5"
+    cases["r-digest-md5"] = mint().replace(tidp.OAEP_DIGESTS["sha256"], md5, 1)
+    cases["r-mgf-unknown"] = mint().replace(
+        tidp.OAEP_MGFS["sha256"], tidp.XENC11_NS + "mgf1md5", 1)
+    cases["r-too-many-keys"] = mint(others=(other_cert,) * 4)
+    # what does not decrypt: the same refusal, the same words, whatever
+    # broke (each data mode: every case of a mode has one detail)
+    for mode, data in (("gcm", "aes128-gcm"), ("cbc", "aes128-cbc")):
+        for c in tidp.CORRUPTIONS:
+            if (c, mode) in (("tag", "cbc"), ("padding", "gcm")):
+                continue
+            cases["u-%s-%s" % (mode, c)] = mint(data=data, corrupt=c)
+        cases["u-%s-wrong-key" % mode] = mint(data=data, cert_path=other_cert)
+        cases["u-%s-wrong-cert" % mode] = mint(data=data, cert_path=other_cert,
+                                               key_info="cert")
+        good = mint(data=data)
+        values = list(re.finditer(r"<xenc:CipherValue>([^<]*)<", good))
+        v = values[-1]
+        cases["u-%s-not-base64" % mode] = good[:v.start(1)] + v.group(1)[:-3] + \
+            good[v.end(1):]
+        cases["u-%s-iv-only" % mode] = good[:v.start(1)] + \
+            base64.b64encode(os.urandom(12 if mode == "gcm" else 16)).decode() + \
+            good[v.end(1):]
+        # two assertions inside: with GCM that is said, with CBC it is the
+        # one refusal too
+        cases["u-%s-two-assertions" % mode] = mint(lambda a: a + a, data=data)
+    return cases
+
+
 def main(out, dtd_port, groups):
     os.makedirs(os.path.join(out, "cases"), exist_ok=True)
     key, cert = tidp.make_keypair(out, "sp", "rsp unit sp")
@@ -205,6 +315,8 @@ def main(out, dtd_port, groups):
         cases.update(response_cases(idp, rogue, dtd_port))
     if "encrypted" in groups:
         cases.update(encrypted_cases(out, idp, cert, dtd_port))
+    if "variants" in groups:
+        cases.update(variant_cases(out, idp, cert))
     for name, xml in cases.items():
         with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
             f.write(b64(xml))

@@ -21,6 +21,10 @@ START_TEST(test_metadata)
     ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"signing\">"));
     ck_assert_ptr_nonnull(strstr(md, "<md:KeyDescriptor use=\"encryption\">"));
     ck_assert_ptr_nonnull(strstr(md, "aes256-gcm"));
+    ck_assert_ptr_nonnull(strstr(md, "\"http://www.w3.org/2001/04/xmlenc#"
+                                     "rsa-oaep-mgf1p\"/>\n   <md:EncryptionMethod "
+                                     "Algorithm=\"http://www.w3.org/2009/"
+                                     "xmlenc11#rsa-oaep\""));
     ck_assert_ptr_null(strstr(md, "rsa-1_5"));
     /* names are escaped */
     md = rsp_saml_metadata(pool, &saml_sp, "https://sp.example/a&b<\"");

@@ -152,6 +152,10 @@ START_TEST(test_encrypted_good)
     ACCEPTED(RESPONSE(ENC(EDATA(RSP_ALG_AES256_CBC, "")
                           EKEY(RSP_ALG_RSA_OAEP_MGF1P))));
     ck_assert_int_eq(shape.keys, 1);
+    /* XML Encryption 1.1 RSA-OAEP */
+    ACCEPTED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM, EKEY(RSP_ALG_RSA_OAEP)))));
+    ck_assert_str_eq(shape.key_alg, RSP_ALG_RSA_OAEP);
+    ck_assert_str_eq(shape.key_desc, "rsa-oaep (sha1, mgf1sha1)");
     /* an unsigned Response: the decrypted assertion must be signed (Lasso
      * checks that after decryption) */
     ACCEPTED(RESPONSE(GOOD_ENC));
@@ -173,9 +177,9 @@ START_TEST(test_encrypted_refused)
                                EKEY(RSP_ALG_RSA_OAEP_MGF1P))
                          EKEY(RSP_XENC_NS "rsa-1_5"))),
             "encryption-algorithm");
-    /* XML Encryption 1.1 RSA-OAEP, which this xmlsec cannot decrypt */
+    /* a key transport that is no RSA-OAEP */
     REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM,
-                               EKEY(RSP_XENC11_NS "rsa-oaep")))),
+                               EKEY(RSP_XENC_NS "kw-aes128")))),
             "encryption-algorithm");
     REFUSED(RESPONSE(ENC(EDATA(RSP_ALG_AES128_GCM,
                                "<xenc:EncryptedKey/>"))),
