@@ -157,7 +157,7 @@ def test_field_key_transports_accepted_once(fleet, saml, store, sp_keys, enc_pai
                   **SHAPES[shape])
     cookie = accepted_once(fleet, store, m)
     r = get(fleet.public + PAGE, cookie=cookie)
-    assert r.headers.get("X-RSP-User") == "v-" + name
+    assert r.headers.get("X-RSP-User") == saml.user("v-" + name)
 
 
 @pytest.mark.expect_log("replay_refused")
