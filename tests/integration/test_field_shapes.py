@@ -184,9 +184,10 @@ def expected_user(fleet, shape, m, sp):
 
 
 def params(marks):
-    """SHAPES as parameters; a known gap also expects check_refused lines."""
+    """SHAPES as parameters; a known gap also expects check_refused lines,
+    a shape the lines its row names."""
     return [pytest.param(s, id=s.id, marks=[pytest.mark.expect_log(
-        *(marks + (("check_refused",) if s.gap else ())))]) for s in shapes.SHAPES]
+        *(marks + (("check_refused",) if s.gap else ()) + s.logs))]) for s in shapes.SHAPES]
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,8 @@ section of its own). ``SHAPES``: one row per shape, each with
 * ``sp``: the SP section it is posted to, and ``user``: what REMOTE_USER
   is (the NameID, qualified by the issuer; or an attribute);
 * ``tamper`` and ``check``: the one byte changed after signing and the
-  check= that refuses it;
+  check= that refuses it; ``logs``: the warnings its sign-in logs (e.g.
+  RSP01039 for a SHA-1 signature the SP section allows);
 * ``gap``: None when the module accepts the shape; else the exact refusal
   it gets today (check= and a phrase of the detail), the twin's when that
   differs from ``check`` (``twin``), and why: a known gap the test asserts
@@ -65,6 +66,7 @@ IDPS = {
 SP_SECTIONS = {
     "default": ("", {}),
     "upn": ("/upn", {"ReplaySPUserAttribute": ADFS_UPN}),
+    "allow-sha1": ("/sha1", {"ReplaySPAllowSHA1": IDPS["okta"][1]}),
 }
 
 # ID shapes (for the check of what a response is)
@@ -77,7 +79,8 @@ class Shape:
     """One row of the corpus (see the module's docstring)."""
 
     def __init__(self, id, idp, signer, why, sign, gen, tamper, check, *, encrypt=None,
-                 sp="default", user="name_id", attributes=None, name_id="alice", gap=None):
+                 sp="default", user="name_id", attributes=None, name_id="alice", gap=None,
+                 logs=()):
         self.id = id
         self.idp = idp
         self.signer = signer
@@ -92,6 +95,7 @@ class Shape:
         self.tamper = tamper
         self.check = check
         self.gap = gap
+        self.logs = tuple(logs)
         assert signer == IDPS[idp][0], (id, signer)
         assert sp in SP_SECTIONS, sp
         assert sign in ("assertion", "response", "both"), sign
@@ -142,7 +146,10 @@ class Shape:
             "consent": g.get("consent"),
             "name_id": None if enc else (self.name_id is not None),
             "one_time_use": None if enc else bool(g.get("one_time_use")),
+            "signature_methods": [] if enc and self.sign == "assertion" else
+            ["rsa-sha1" if "S" in flags else "rsa-sha256"],
             "ids": ids,
+            "digits": g.get("digits", 9) if self.signer == "jdk" else 3,
             "encrypted": enc,
         }
         if enc and self.sign == "assertion":
@@ -179,6 +186,13 @@ SHAPES = [
           dict(flags="RP", markup="saml", ids="ping", digits=3, issuer_format=False,
                not_before_offset=-300),
           ("text", "NameID"), "signature"),
+    Shape("okta-sha1", "okta", "jdk",
+          "as okta, signed with RSA-SHA1 and SHA-1 digests (Okta apps made before 2017), "
+          "posted to an SP section whose ReplaySPAllowSHA1 names the IdP", "both",
+          dict(flags="ARKPXS", markup="saml2", ids="okta", digits=3, issuer_format=True,
+               xs_on="response", not_before_offset=-300),
+          ("text", "AttributeValue"), "signature", sp="allow-sha1", logs=("RSP01039",),
+          name_id="alice@example.org", attributes={"email": "alice@example.org"}),
     Shape("google-assertion", "google", "samlify",
           "samlify's own Assertion-only signing (Google's default)", "assertion",
           dict(prefixes="saml2", name_id_format=EMAIL),
@@ -387,7 +401,8 @@ def features_of(b64):
     elements are signed, the Signature's prefixes, what its KeyInfo holds,
     InclusiveNamespaces PrefixLists, the assertion's prefix, the Issuer's
     Format, Consent, NameID and OneTimeUse (plaintext only), the ID style
-    of the Response, and the encryption (algorithms, where the
+    of the Response, the fractional digits of its IssueInstant, and the
+    encryption (algorithms, where the
     EncryptedKey is, its Recipient and how it names the key)."""
     xml = base64.b64decode(b64).decode()
     root = ET.fromstring(xml)
@@ -414,7 +429,11 @@ def features_of(b64):
         "name_id": None if a is None else a.find(".//{%s}NameID" % SAML_NS) is not None,
         "one_time_use": None if a is None else
         a.find("{%s}Conditions/{%s}OneTimeUse" % (SAML_NS, SAML_NS)) is not None,
+        "signature_methods": sorted({e.get("Algorithm").rsplit("#", 1)[-1] for e in
+                                     root.iter("{%s}SignatureMethod" % DS_NS)}),
         "ids": ids[0] if len(ids) == 1 else ids,
+        "digits": len(re.fullmatch(r"[^.]*(?:\.([0-9]*))?Z", root.get("IssueInstant"))
+                      .group(1) or ""),
         "encrypted": None,
     }
     if ea is not None:

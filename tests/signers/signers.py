@@ -544,7 +544,8 @@ class JdkIdP:
             java, javac = java_binaries()
             classes = os.path.join(self.workdir, "classes")
             t0 = time.monotonic()
-            if not os.path.isfile(os.path.join(classes, "JdkSigner.class")):
+            cls = os.path.join(classes, "JdkSigner.class")
+            if not os.path.isfile(cls) or os.path.getmtime(cls) < os.path.getmtime(JAVA_SRC):
                 os.makedirs(classes, exist_ok=True)
                 _run([javac, "-d", classes, JAVA_SRC], "javac", timeout=180)
             self.compile_s = time.monotonic() - t0
@@ -714,8 +715,9 @@ def reshape_encrypted_data(ed, *, placement="inline", recipient=None, key_naming
     EncryptedKey's Recipient attribute (OpenSAML's: the SP's entity ID);
     ``key_naming`` "issuer-serial" names the key by the certificate's
     X509IssuerSerial instead of the certificate (AD FS; ``cert_path``
-    needed), "none" leaves its KeyInfo out (Keycloak); ``placement`` "peer" moves the EncryptedKey out, to follow the
-    EncryptedData (a peer in the EncryptedAssertion, as OpenSAML's
+    needed), "none" leaves its KeyInfo out (Keycloak); ``placement``
+    "peer" moves the EncryptedKey out, to follow the EncryptedData (a
+    peer in the EncryptedAssertion, as OpenSAML's
     Encrypter does by default), with an Id, a ReferenceList naming the
     EncryptedData, and a RetrievalMethod to it in the EncryptedData's
     KeyInfo. Returns the XML (str) to put in the EncryptedAssertion."""

@@ -29,8 +29,9 @@ import org.w3c.dom.*;
  * it: base64url of the SHA-256 of the public key) before it (no KeyInfo
  * without K or N), P writes "ds:" prefixes, D "dsig:" (without either, an
  * unprefixed Signature with a default namespace), X gives the Reference's
- * exclusive c14n an InclusiveNamespaces PrefixList="xs" (as Okta does), a
- * digit signs with that key pair (0, the command line's, by default).
+ * exclusive c14n an InclusiveNamespaces PrefixList="xs" (as Okta does), S
+ * signs with RSA-SHA1 and SHA-1 digests (old Okta apps), a digit signs
+ * with that key pair (0, the command line's, by default).
  * "+ KEY.pk8.der CERT.pem" loads one more pair: "OK n", its digit.
  */
 public final class JdkSigner {
@@ -109,13 +110,15 @@ public final class JdkSigner {
         TransformParameterSpec c14n = flags.contains("X")
             ? new ExcC14NParameterSpec(List.of("xs")) : null;
         Reference ref = f.newReference("#" + e.getAttribute("ID"),
-            f.newDigestMethod(DigestMethod.SHA256, null),
+            f.newDigestMethod(flags.contains("S") ? DigestMethod.SHA1 : DigestMethod.SHA256, null),
             List.of(f.newTransform(Transform.ENVELOPED, (TransformParameterSpec) null),
                     f.newTransform(CanonicalizationMethod.EXCLUSIVE, c14n)),
             null, null);
         SignedInfo si = f.newSignedInfo(
             f.newCanonicalizationMethod(CanonicalizationMethod.EXCLUSIVE, (C14NMethodParameterSpec) null),
-            f.newSignatureMethod(SignatureMethod.RSA_SHA256, null), List.of(ref));
+            f.newSignatureMethod(flags.contains("S") ? SignatureMethod.RSA_SHA1
+                                                     : SignatureMethod.RSA_SHA256, null),
+            List.of(ref));
         KeyInfoFactory kif = f.getKeyInfoFactory();
         List<javax.xml.crypto.XMLStructure> content = new ArrayList<>();
         if (flags.contains("N")) {
