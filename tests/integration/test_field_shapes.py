@@ -92,6 +92,15 @@ def section_conf(name, sp):
     return "\n".join(lines + ["</Location>", ""])
 
 
+def section_entity_id(sp, name):
+    """The entity ID of an SP section: the fleet's with the section's path
+    before its /saml/metadata (https://sp.../upn/saml/metadata)."""
+    path = shapes.SP_SECTIONS[name][0]
+    base, n = re.subn(r"/saml/metadata$", path + "/saml/metadata", sp["entity_id"])
+    assert n == 1, sp["entity_id"]
+    return base
+
+
 @pytest.fixture(scope="module")
 def shapes_fleet(request, workdir, module_so, store, sp_config, field_idps):
     """Three replicas + balancer trusting the shapes' IdPs, one SP per
@@ -101,7 +110,7 @@ def shapes_fleet(request, workdir, module_so, store, sp_config, field_idps):
     idps = [i for n, i in field_idps.items() if n in shapes.IDPS]
     sp = dict(sp_config, idp_metadata=[i.metadata_path for i in idps],
               default_idp=field_idps["entra"].entity_id)
-    sections = "".join(section_conf(n, dict(sp, entity_id=sp["entity_id"] + n))
+    sections = "".join(section_conf(n, dict(sp, entity_id=section_entity_id(sp, n)))
                        for n in shapes.SP_SECTIONS if n != "default")
     f = SectionsFleet(os.path.join(workdir, "field-shapes", "fleet-" + store.name), sections,
                       module=module_so, store_url=store.url, sp=sp,
@@ -124,7 +133,7 @@ def shapes_fleet(request, workdir, module_so, store, sp_config, field_idps):
     for n, (path, _) in shapes.SP_SECTIONS.items():
         r = get(f.public + path + ENDPOINT + "/metadata")
         assert r.status_code == 200, (n, r.status_code, r.text[:300])
-        entity_id = sp["entity_id"] + ("" if n == "default" else n)
+        entity_id = section_entity_id(sp, n)
         assert 'entityID="%s"' % entity_id in r.text, (n, r.text[:300])
         f.sps[n] = {"entity_id": entity_id, "acs_url": f.public + path + ENDPOINT + "/acs",
                     "metadata": r.text, "cert_path": sp["cert_file"], "path": path}
