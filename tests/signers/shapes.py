@@ -1,6 +1,7 @@
 """The field-shape corpus: responses shaped as the IdPs of the field send
-them (/work/shared/FIELD-IDPS.md has the sources), minted by the
-independent signers of signers.py, as data a test iterates over.
+them (each row names its sources: the IdP's code or documentation, or
+the issue where a field response was shown), minted by the independent
+signers of signers.py, as data a test iterates over.
 
 ``IDPS``: one test IdP per field IdP (its entity ID written as that IdP
 writes its own, its signer, a key pair of its own). ``SP_SECTIONS``: the
@@ -8,6 +9,7 @@ SP sections of the fleet that trusts them (an SP-side setting a shape
 needs, e.g. ``ReplaySPUserAttribute`` for AD FS without a NameID, gets a
 section of its own). ``SHAPES``: one row per shape, each with
 
+* ``source``: where the shape comes from;
 * ``signer``: who signs (``jdk`` or ``samlify``), who encrypts (samlify's
   encryption library, @authenio/xml-encryption, for the JDK's assertions:
   the JDK does not encrypt) and why that signer;
@@ -80,7 +82,7 @@ class Shape:
 
     def __init__(self, id, idp, signer, why, sign, gen, tamper, check, *, encrypt=None,
                  sp="default", user="name_id", attributes=None, name_id="alice", gap=None,
-                 logs=()):
+                 logs=(), source=""):
         self.id = id
         self.idp = idp
         self.signer = signer
@@ -96,6 +98,8 @@ class Shape:
         self.check = check
         self.gap = gap
         self.logs = tuple(logs)
+        self.source = source
+        assert source, id
         assert signer == IDPS[idp][0], (id, signer)
         assert sp in SP_SECTIONS, sp
         assert sign in ("assertion", "response", "both"), sign
@@ -105,8 +109,8 @@ class Shape:
 
     @property
     def window(self):
-        """(seconds from issue to the window's end: the earlier of the
-        Conditions' and the SubjectConfirmationData's NotOnOrAfter)."""
+        """Seconds from issue to the window's end: the earlier of the
+        Conditions' and the SubjectConfirmationData's NotOnOrAfter."""
         nooa = self.gen.get("not_on_or_after_offset", 300)
         scd = self.gen.get("scd_not_on_or_after_offset")
         return min(nooa, scd) if scd is not None else nooa
@@ -170,7 +174,11 @@ SHAPES = [
                authn_context=signers.AC_PASSWORD, not_before_offset=-300,
                not_on_or_after_offset=3600),
           ("attribute", "Conditions", "NotOnOrAfter"), "signature",
-          name_id="alice@example.org", attributes={ENTRA_MAIL: "alice@example.org"}),
+          name_id="alice@example.org", attributes={ENTRA_MAIL: "alice@example.org"},
+          source=(
+              "learn.microsoft.com certificate-signing-options (assertion signed); "
+              "SuiteCRM#8537 and HENNGE/minisaml#15 field responses (default namespaces, "
+              "unprefixed Signature, 65-minute window); java-saml#298")),
     Shape("adfs", "adfs", "jdk",
           "the JDK signs the assertion, samlify's encryption library encrypts it (the JDK "
           "does not encrypt; samlify cannot sign a NameID-less default-namespace assertion)",
@@ -180,41 +188,64 @@ SHAPES = [
                not_on_or_after_offset=3600, scd_not_on_or_after_offset=300),
           ("cipher", "key"), "decrypt",
           encrypt=dict(data="aes256-cbc", key_naming="issuer-serial"),
-          sp="upn", user=ADFS_UPN, name_id=None, attributes={ADFS_UPN: "alice@example.org"}),
+          sp="upn", user=ADFS_UPN, name_id=None, attributes={ADFS_UPN: "alice@example.org"},
+          source=(
+              "Clever/saml2#85 and onelogin/java-saml#163 field responses (aes256-cbc, "
+              "rsa-oaep-mgf1p SHA-1, X509IssuerSerial, Consent, default namespaces); no "
+              "NameID without a claim rule (vendor guides); ruby-saml#276")),
     Shape("pingfederate", "pingfederate", "jdk",
           "samlify always writes KeyInfo; the JDK signs without it", "response",
           dict(flags="RP", markup="saml", ids="ping", digits=3, issuer_format=False,
                not_before_offset=-300),
-          ("text", "NameID"), "signature"),
+          ("text", "NameID"), "signature",
+          source=(
+              "docs.pingidentity.com PingFederate 10.3 signature policy (Response signed) and "
+              "10.0 signing certificate step (certificate in KeyInfo only when ticked)")),
     Shape("okta-sha1", "okta", "jdk",
           "as okta, signed with RSA-SHA1 and SHA-1 digests (Okta apps made before 2017), "
           "posted to an SP section whose ReplaySPAllowSHA1 names the IdP", "both",
           dict(flags="ARKPXS", markup="saml2", ids="okta", digits=3, issuer_format=True,
                xs_on="response", not_before_offset=-300),
           ("text", "AttributeValue"), "signature", sp="allow-sha1", logs=("RSP01039",),
-          name_id="alice@example.org", attributes={"email": "alice@example.org"}),
+          name_id="alice@example.org", attributes={"email": "alice@example.org"},
+          source=(
+              "XML-Security/signxml#40 (RSA-SHA1 from Okta apps, 2016)")),
     Shape("google-assertion", "google", "samlify",
           "samlify's own Assertion-only signing (Google's default)", "assertion",
           dict(prefixes="saml2", name_id_format=EMAIL),
-          ("text", "NameID"), "signature", name_id="alice@example.org"),
+          ("text", "NameID"), "signature", name_id="alice@example.org",
+          source=(
+              "goauthentik/authentik#22811, OCA/server-auth#321, node-saml/passport-saml#852 "
+              "(assertion only by default; Response only with \"Signed response\", never "
+              "both); node-saml#378 (IDs)")),
     Shape("google-response", "google", "samlify",
           "samlify's own Response-only signing (Google's \"Signed response\")", "response",
           dict(prefixes="saml2", name_id_format=EMAIL),
-          ("text", "NameID"), "signature", name_id="alice@example.org"),
+          ("text", "NameID"), "signature", name_id="alice@example.org",
+          source=(
+              "as google-assertion")),
     Shape("okta", "okta", "jdk",
           "the JDK writes the InclusiveNamespaces PrefixList; samlify cannot be asked to",
           "both",
           dict(flags="ARKPX", markup="saml2", ids="okta", digits=3, issuer_format=True,
                xs_on="response", not_before_offset=-300),
           ("text", "AttributeValue"), "signature",
-          name_id="alice@example.org", attributes={"email": "alice@example.org"}),
+          name_id="alice@example.org", attributes={"email": "alice@example.org"},
+          source=(
+              "ansible/awx#13493 (InclusiveNamespaces PrefixList=\"xs\"), passport-saml#283 "
+              "and directus/docs#303 (IDs, Issuer Format, xmlns:xs); app defaults sign "
+              "Response and Assertion")),
     Shape("keycloak", "keycloak", "jdk",
           "the JDK writes a KeyName beside the certificate; samlify cannot", "response",
           dict(flags="RKND", markup="saml", ids="keycloak", digits=3, issuer_format=False,
                one_time_use=True, not_before_offset=0, not_on_or_after_offset=60,
                scd_not_on_or_after_offset=300, session_not_on_or_after_offset=36000,
                authn_context=AC_UNSPECIFIED),
-          ("text", "Audience"), "signature"),
+          ("text", "Audience"), "signature",
+          source=(
+              "Keycloak SamlProtocol and SAML2LoginResponseBuilder (Conditions = "
+              "accessCodeLifespan 60 s, confirmation 300 s, OneTimeUse, ID_ IDs), its KeyName "
+              "commit (key ID beside the certificate)")),
     Shape("keycloak-encrypted", "keycloak", "jdk",
           "as keycloak; samlify's encryption library encrypts, the EncryptedKey's KeyInfo "
           "left out as Keycloak's XMLEncryptionUtil does", "response",
@@ -222,14 +253,22 @@ SHAPES = [
                not_before_offset=0, not_on_or_after_offset=60,
                scd_not_on_or_after_offset=300, authn_context=AC_UNSPECIFIED),
           ("attribute", "Response", "IssueInstant"), "signature",
-          encrypt=dict(data="aes128-cbc", key_naming="none")),
+          encrypt=dict(data="aes128-cbc", key_naming="none"),
+          source=(
+              "Keycloak saml-core XMLEncryptionUtil and "
+              "BaseSAML2BindingBuilder.encryptDocument (aes128-cbc, rsa-oaep-mgf1p SHA-1, "
+              "EncryptedKey inline without a certificate)")),
     Shape("shibboleth", "shibboleth", "jdk",
           "samlify's encryption library encrypts, the JDK signs the Response after the "
           "Recipient is written (samlify signs before it could be added)", "response",
           dict(flags="RKP", markup="saml2", ids="hex", digits=3, issuer_format=False,
                name_id_format=TRANSIENT, not_before_offset=0),
           ("attribute", "Response", "IssueInstant"), "signature",
-          encrypt=dict(data="aes128-gcm", recipient=True), name_id=signers.random_id()),
+          encrypt=dict(data="aes128-gcm", recipient=True), name_id=signers.random_id(),
+          source=(
+              "Shibboleth IdP 4/5 defaults: signResponses, "
+              "DefaultSecurityConfigurationBootstrap (AES-128-GCM, RSAOAEPParameters(SHA1, "
+              "MGF1_SHA1)), AbstractEncryptAction (KeyPlacement.INLINE, Recipient)")),
     Shape("opensaml-peer", "opensaml", "jdk",
           "as shibboleth, the EncryptedKey moved beside the EncryptedData before the JDK "
           "signs", "response",
@@ -237,7 +276,10 @@ SHAPES = [
                name_id_format=TRANSIENT, not_before_offset=0),
           ("attribute", "Response", "IssueInstant"), "signature",
           encrypt=dict(data="aes128-gcm", recipient=True, placement="peer"),
-          name_id=signers.random_id()),
+          name_id=signers.random_id(),
+          source=(
+              "OpenSAML Encrypter's default KeyPlacement.PEER (RetrievalMethod, "
+              "ReferenceList)")),
     Shape("swedenconnect", "swedenconnect", "jdk",
           "as shibboleth, the key wrapped by python3-cryptography: samlify's encryption "
           "library has only SHA-1 OAEP", "response",
@@ -249,7 +291,10 @@ SHAPES = [
           name_id=signers.random_id(),
           gap=dict(check="decrypt", detail="cannot be decrypted with any key of this SP",
                    why="xmlsec1 1.2.37, which decrypts for the module, has no OAEP with a "
-                       "SHA-256 DigestMethod")),
+                       "SHA-256 DigestMethod"),
+          source=(
+              "swedenconnect/opensaml-security-ext SAML2IntSecurityConfiguration "
+              "(RSAOAEPParameters(SHA256, MGF1_SHA1), AES-GCM)")),
     Shape("keycloak-oaep11", "keycloak", "jdk",
           "as keycloak-encrypted, the key wrapped by python3-cryptography: samlify's "
           "encryption library has no xmlenc11#rsa-oaep", "response",
@@ -264,14 +309,22 @@ SHAPES = [
                    twin="encryption-algorithm",
                    why="the module accepts rsa-oaep-mgf1p only (xmlsec1 1.2.37 has no "
                        "xmlenc11#rsa-oaep); the key transport is refused before the "
-                       "Response's signature is checked, so the twin is refused so too")),
+                       "Response's signature is checked, so the twin is refused so too"),
+          source=(
+              "keycloak#19689 (saml.encryption.keyAlgorithm and digestMethod, Keycloak 21); "
+              "ITfoxtec.Identity.Saml2#140 field response (aes256-gcm, xmlenc11#rsa-oaep, "
+              "SHA-256, MGF1-SHA256, inline)")),
     Shape("simplesamlphp2", "simplesamlphp", "samlify",
           "samlify's own both-signed responses, with the Issuer Format SimpleSAMLphp 2 writes",
           "both",
           dict(issuer_format=True, name_id_format=TRANSIENT, ids="ssp",
                session_not_on_or_after_offset=28800),
           ("attribute", "AuthnStatement", "SessionNotOnOrAfter"), "signature",
-          name_id=signers.ssp_id()),
+          name_id=signers.ssp_id(),
+          source=(
+              "SimpleSAMLphp 2 modules/saml/src/IdP/SAML2.php (saml20.sign.response and "
+              ".assertion default true, transient NameID fallback, assertion.lifetime 300 s), "
+              "Issuer Format entity in 2.x")),
 ]
 
 
