@@ -254,10 +254,13 @@ class SamlifyIdP:
     """A test IdP whose responses are samlify's: its IdentityProvider, its
     ServiceProvider read from the SP's metadata as the SP serves it, its
     template and createLoginResponse (encryptThenSign). The metadata the SP
-    trusts (``metadata_path``) is samlify's getMetadata()."""
+    trusts (``metadata_path``) is samlify's getMetadata(). ``share``:
+    another SamlifyIdP whose node process serves this one too (each
+    request names the IdP's entity ID and key pair); only the IdP that
+    started it stops it."""
 
     def __init__(self, workdir, entity_id="https://samlify-idp.test.example/idp",
-                 sso_url="http://127.0.0.1:9/samlify-idp/sso"):
+                 sso_url="http://127.0.0.1:9/samlify-idp/sso", share=None):
         missing = samlify_missing()
         if missing:
             raise SignerError(missing)
@@ -266,9 +269,13 @@ class SamlifyIdP:
         self.entity_id = entity_id
         self.sso_url = sso_url
         self.key_path, self.cert_path, _ = make_keypair(self.workdir, "rsp samlify idp")
-        self.child = LineChild([node_binary(), os.path.join(NODE_DIR, "samlify_idp.js")],
-                               os.path.join(self.workdir, "node.log"), cwd=NODE_DIR,
-                               what="samlify IdP (node)")
+        if share is not None:
+            self.child, self.owner = share.child, False
+        else:
+            self.child, self.owner = LineChild(
+                [node_binary(), os.path.join(NODE_DIR, "samlify_idp.js")],
+                os.path.join(self.workdir, "node.log"), cwd=NODE_DIR,
+                what="samlify IdP (node)"), True
         try:
             md = self._ask({"op": "metadata"}, timeout=START_TIMEOUT)["metadata"]
         except BaseException:
@@ -292,14 +299,22 @@ class SamlifyIdP:
              assertion_id=None, response_id=None, name_id="alice", now=None,
              not_before_offset=-30, not_on_or_after_offset=300,
              scd_not_on_or_after_offset=300, session_index=None, in_response_to=None,
-             attributes=None, encrypt_then_sign=True):
+             attributes=None, encrypt_then_sign=True, prefixes=None, issuer_format=False,
+             name_id_format=UNSPECIFIED, session_not_on_or_after_offset=None):
         """A base64 Response for the SP whose metadata is ``sp_metadata``
         (text, as the SP serves it: samlify takes its ACS, entity ID and
         encryption certificate from it). ``sign``: response, assertion or
         both; ``data``: None (plaintext) or one of SAMLIFY_DATA; ``key``:
         the key transport (SAMLIFY_KEYS). ``encrypt_then_sign=False`` is
         samlify's own default: the Response signed before the assertion is
-        encrypted (a signature that no longer verifies)."""
+        encrypted (a signature that no longer verifies). Markup switches,
+        applied to samlify's template before it signs: ``prefixes``
+        "saml2" (saml2p:/saml2: instead of samlp:/saml:), ``issuer_format``
+        (Format="...:entity" on both Issuers), ``name_id_format``,
+        ``session_not_on_or_after_offset`` (SessionNotOnOrAfter on the
+        AuthnStatement)."""
+        if prefixes not in (None, "saml2"):
+            raise ValueError("prefixes: %r" % prefixes)
         if sign not in SIGNINGS:
             raise ValueError("sign: %r" % sign)
         if data is not None and data not in SAMLIFY_DATA:
@@ -317,11 +332,30 @@ class SamlifyIdP:
             "scd_not_on_or_after": xml_time(now + scd_not_on_or_after_offset, 3),
             "session_index": session_index or random_id(),
             "in_response_to": in_response_to, "attributes": attributes or {},
-            "encrypt_then_sign": bool(encrypt_then_sign)})
+            "encrypt_then_sign": bool(encrypt_then_sign), "prefixes": prefixes,
+            "issuer_format": bool(issuer_format), "name_id_format": name_id_format,
+            "session_not_on_or_after": None if session_not_on_or_after_offset is None
+            else xml_time(now + session_not_on_or_after_offset, 3)})
         return out["b64"]
 
+    def encrypt(self, xml, cert_path, data="aes128-gcm", key="rsa-oaep-mgf1p"):
+        """An xenc:EncryptedData (str) of ``xml`` (an element, e.g. a
+        signed Assertion, str) for the certificate at ``cert_path``, made
+        by samlify's encryption library (@authenio/xml-encryption): the
+        EncryptedKey inline in its KeyInfo with the certificate, key
+        transport with a SHA-1 DigestMethod. Reshape it with
+        ``reshape_encrypted_data``."""
+        if data not in SAMLIFY_DATA:
+            raise ValueError("data: %r" % data)
+        if key not in SAMLIFY_KEYS:
+            raise ValueError("key: %r" % key)
+        return self._ask({"op": "encrypt", "xml": xml,
+                          "recipient_cert_file": os.path.abspath(cert_path),
+                          "data": data, "key": key})["encrypted"]
+
     def close(self):
-        self.child.close()
+        if self.owner:
+            self.child.close()
 
 
 # --------------------------------------------------------------------------
@@ -342,56 +376,154 @@ JDK_SHAPES = {
     "no-keyinfo": dict(flags="RP", markup="prefixed"),
 }
 
-_PREFIXED = (
-    '<saml2p:Response xmlns:saml2p="%(samlp)s" Destination="%(dest)s" ID="%(rid)s"'
-    '%(irt)s IssueInstant="%(ii)s" Version="2.0">'
-    '<saml2:Issuer xmlns:saml2="%(saml)s" Format="%(entity)s">%(issuer)s</saml2:Issuer>'
-    '<saml2p:Status><saml2p:StatusCode Value="%(success)s"/></saml2p:Status>'
-    '<saml2:Assertion xmlns:saml2="%(saml)s" xmlns:xs="http://www.w3.org/2001/XMLSchema"'
-    ' ID="%(aid)s" IssueInstant="%(ii)s" Version="2.0">'
-    '<saml2:Issuer Format="%(entity)s">%(issuer)s</saml2:Issuer>'
-    '<saml2:Subject><saml2:NameID Format="%(nif)s">%(name_id)s</saml2:NameID>'
-    '<saml2:SubjectConfirmation Method="%(bearer)s"><saml2:SubjectConfirmationData'
-    '%(irt)s NotOnOrAfter="%(scd_nooa)s" Recipient="%(acs)s"/></saml2:SubjectConfirmation>'
-    '</saml2:Subject>'
-    '<saml2:Conditions NotBefore="%(nb)s" NotOnOrAfter="%(nooa)s"><saml2:AudienceRestriction>'
-    '<saml2:Audience>%(audience)s</saml2:Audience></saml2:AudienceRestriction></saml2:Conditions>'
-    '<saml2:AuthnStatement AuthnInstant="%(ii)s" SessionIndex="%(si)s"><saml2:AuthnContext>'
-    '<saml2:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport'
-    '</saml2:AuthnContextClassRef></saml2:AuthnContext></saml2:AuthnStatement>'
-    '%(attrs)s</saml2:Assertion></saml2p:Response>')
-_PREFIXED_ATTR = ('<saml2:Attribute Name="%s"><saml2:AttributeValue'
-                  ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">'
-                  '%s</saml2:AttributeValue></saml2:Attribute>')
+# The markups of response_xml: (the protocol prefix, the assertion prefix;
+# "" = the SAML assertion namespace by default, no prefix).
+MARKUPS = {
+    "saml2": ("saml2p", "saml2"),        # Okta, Shibboleth IdP, Google
+    "saml": ("samlp", "saml"),           # Keycloak, PingFederate, samlify
+    "default-ns": ("samlp", ""),         # Microsoft Entra ID, AD FS
+}
+AC_PPT = "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"
+AC_PASSWORD = "urn:oasis:names:tc:SAML:2.0:ac:classes:Password"
+XS_NS = "http://www.w3.org/2001/XMLSchema"
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
 
-_ENTRA = (
-    '<samlp:Response ID="%(rid)s" Version="2.0" IssueInstant="%(ii)s" Destination="%(dest)s"'
-    '%(irt)s xmlns:samlp="%(samlp)s">'
-    '<Issuer xmlns="%(saml)s">%(issuer)s</Issuer>'
-    '<samlp:Status><samlp:StatusCode Value="%(success)s"/></samlp:Status>'
-    '<Assertion ID="%(aid)s" IssueInstant="%(ii)s" Version="2.0" xmlns="%(saml)s">'
-    '<Issuer>%(issuer)s</Issuer>'
-    '<Subject><NameID Format="%(nif)s">%(name_id)s</NameID>'
-    '<SubjectConfirmation Method="%(bearer)s"><SubjectConfirmationData%(irt)s'
-    ' NotOnOrAfter="%(scd_nooa)s" Recipient="%(acs)s"/></SubjectConfirmation></Subject>'
-    '<Conditions NotBefore="%(nb)s" NotOnOrAfter="%(nooa)s"><AudienceRestriction>'
-    '<Audience>%(audience)s</Audience></AudienceRestriction></Conditions>'
-    '%(attrs)s'
-    '<AuthnStatement AuthnInstant="%(ii)s" SessionIndex="%(si)s"><AuthnContext>'
-    '<AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:Password'
-    '</AuthnContextClassRef></AuthnContext></AuthnStatement>'
-    '</Assertion></samlp:Response>')
-_ENTRA_ATTR = '<Attribute Name="%s"><AttributeValue>%s</AttributeValue></Attribute>'
+
+def okta_id():
+    """An ID as Okta writes them: "id" + digits, no underscore."""
+    return "id" + "".join(str(secrets.randbelow(10)) for _ in range(25))
+
+
+def keycloak_id():
+    """An ID as Keycloak writes them: "ID_" + a UUID."""
+    return "ID" + guid_id()
+
+
+def ssp_id():
+    """An ID as SimpleSAMLphp writes them: "_" + 42 hex digits."""
+    return "_" + secrets.token_hex(21)
+
+
+def ping_id():
+    """An ID as PingFederate writes them: 27 letters and digits, a letter first."""
+    alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return secrets.choice(alnum[:52]) + "".join(secrets.choice(alnum) for _ in range(26))
+
+
+ID_STYLES = {"hex": random_id, "guid": guid_id, "okta": okta_id, "keycloak": keycloak_id,
+             "ssp": ssp_id, "ping": ping_id}
+
+
+def response_xml(*, issuer, destination, audience, recipient=None, markup="saml2", now=None,
+                 digits=9, ids="hex", response_id=None, assertion_id=None, session_index=None,
+                 in_response_to=None, name_id="alice", name_id_format=UNSPECIFIED,
+                 issuer_format=True, not_before_offset=-30, not_on_or_after_offset=300,
+                 scd_not_on_or_after_offset=None, session_not_on_or_after_offset=None,
+                 one_time_use=False, consent=None, xs_on="assertion", attributes=None,
+                 typed_values=True, authn_context=AC_PPT, attributes_first=False):
+    """An unsigned SAML Response (str) with one plaintext Assertion, in
+    the markup of one kind of IdP: ``markup`` (MARKUPS), ``ids`` (an
+    ID_STYLES name), ``digits`` (fractional digits of every time),
+    ``issuer_format`` (Format="...:entity" on both Issuers),
+    ``name_id`` None (no NameID: AD FS without a NameID claim rule),
+    offsets in seconds from ``now`` (the SubjectConfirmationData's
+    NotOnOrAfter defaults to the Conditions'), ``one_time_use`` (a
+    OneTimeUse condition), ``consent`` (the Response's Consent
+    attribute), ``xs_on`` ("assertion" or "response": where xmlns:xs is
+    declared; on the Response only, the assertion's exclusive c14n
+    needs an InclusiveNamespaces PrefixList="xs" to cover it),
+    ``typed_values`` (AttributeValues with xsi:type="xs:string"),
+    ``attributes_first`` (the AttributeStatement before the
+    AuthnStatement, as Entra ID writes it)."""
+    pp, ap = MARKUPS[markup]
+    now = time.time() if now is None else now
+    new_id = ID_STYLES[ids]
+    scd = not_on_or_after_offset if scd_not_on_or_after_offset is None else \
+        scd_not_on_or_after_offset
+
+    def t(offset):
+        return xml_time(now + offset, digits)
+
+    def el(name):
+        return "%s:%s" % (ap, name) if ap else name
+
+    def attrs_of(d):
+        return "".join(' %s="%s"' % (k, esc(v)) for k, v in d if v is not None)
+
+    ns_saml = ('xmlns:%s="%s"' % (ap, SAML_NS)) if ap else ('xmlns="%s"' % SAML_NS)
+    xs_decl = ' xmlns:xs="%s"' % XS_NS
+    fmt = ' Format="%s"' % ENTITY if issuer_format else ""
+    irt = in_response_to
+    out = ['<%s:Response xmlns:%s="%s"%s%s>' % (
+        pp, pp, SAMLP_NS, xs_decl if xs_on == "response" else "",
+        attrs_of([("Destination", destination), ("ID", response_id or new_id()),
+                  ("InResponseTo", irt), ("IssueInstant", t(0)), ("Version", "2.0"),
+                  ("Consent", consent)]))]
+    out.append('<%s %s%s>%s</%s>' % (el("Issuer"), ns_saml, fmt, esc(issuer), el("Issuer")))
+    out.append('<%s:Status><%s:StatusCode Value="%s"/></%s:Status>' % (pp, pp, SUCCESS, pp))
+    out.append('<%s %s%s ID="%s" IssueInstant="%s" Version="2.0">' % (
+        el("Assertion"), ns_saml,
+        xs_decl if (xs_on == "assertion" and typed_values and attributes) else "",
+        assertion_id or new_id(), t(0)))
+    out.append('<%s%s>%s</%s>' % (el("Issuer"), fmt, esc(issuer), el("Issuer")))
+    out.append('<%s>' % el("Subject"))
+    if name_id is not None:
+        out.append('<%s Format="%s">%s</%s>' % (el("NameID"), name_id_format, esc(name_id),
+                                                el("NameID")))
+    out.append('<%s Method="%s"><%s%s/></%s></%s>' % (
+        el("SubjectConfirmation"), BEARER, el("SubjectConfirmationData"),
+        attrs_of([("InResponseTo", irt), ("NotOnOrAfter", t(scd)),
+                  ("Recipient", recipient or destination)]),
+        el("SubjectConfirmation"), el("Subject")))
+    out.append('<%s NotBefore="%s" NotOnOrAfter="%s"><%s><%s>%s</%s></%s>%s</%s>' % (
+        el("Conditions"), t(not_before_offset), t(not_on_or_after_offset),
+        el("AudienceRestriction"), el("Audience"), esc(audience), el("Audience"),
+        el("AudienceRestriction"), "<%s/>" % el("OneTimeUse") if one_time_use else "",
+        el("Conditions")))
+    authn = '<%s%s><%s><%s>%s</%s></%s></%s>' % (
+        el("AuthnStatement"),
+        attrs_of([("AuthnInstant", t(0)), ("SessionIndex", session_index or new_id()),
+                  ("SessionNotOnOrAfter", None if session_not_on_or_after_offset is None
+                   else t(session_not_on_or_after_offset))]),
+        el("AuthnContext"), el("AuthnContextClassRef"), authn_context,
+        el("AuthnContextClassRef"), el("AuthnContext"), el("AuthnStatement"))
+    statement = ""
+    if attributes:
+        value = ('<%s xmlns:xsi="%s" xsi:type="xs:string">%%s</%s>'
+                 % (el("AttributeValue"), XSI_NS, el("AttributeValue")) if typed_values
+                 else '<%s>%%s</%s>' % (el("AttributeValue"), el("AttributeValue")))
+        statement = '<%s>%s</%s>' % (el("AttributeStatement"), "".join(
+            '<%s Name="%s">%s</%s>' % (el("Attribute"), esc(k), value % esc(v),
+                                      el("Attribute"))
+            for k, v in attributes.items()), el("AttributeStatement"))
+    out.extend([statement, authn] if attributes_first else [authn, statement])
+    out.append('</%s></%s:Response>' % (el("Assertion"), pp))
+    return "".join(out)
+
+
+# JDK_SHAPES' markups as response_xml's switches.
+_JDK_MARKUPS = {
+    "prefixed": dict(markup="saml2", ids="hex", digits=9, issuer_format=True,
+                     name_id_format=UNSPECIFIED, authn_context=AC_PPT),
+    # a 65-minute window from a NotBefore 5 minutes back
+    "entra": dict(markup="default-ns", ids="guid", digits=7, issuer_format=False,
+                  name_id_format=EMAIL, typed_values=False, attributes_first=True,
+                  authn_context=AC_PASSWORD, not_before_offset=-300,
+                  not_on_or_after_offset=3600),
+}
 
 
 class JdkIdP:
     """A test IdP whose signatures are the JDK's (JdkSigner in one JVM).
-    The XML is built here from the shapes of real IdPs (JDK_SHAPES); the
-    signer signs what it is handed, so a Response can also be re-wrapped:
-    an assertion already signed put in a new Response (``rewrap``)."""
+    The XML is built here from the shapes of real IdPs (JDK_SHAPES,
+    response_xml); the signer signs what it is handed, so a Response can
+    also be re-wrapped: an assertion already signed put in a new Response
+    (``rewrap``). ``share``: another JdkIdP whose JVM signs for this one
+    too, with this IdP's own key pair (loaded into it); only the IdP that
+    started the JVM stops it."""
 
     def __init__(self, workdir, entity_id="https://jdk-idp.test.example/idp",
-                 sso_url="http://127.0.0.1:9/jdk-idp/sso"):
+                 sso_url="http://127.0.0.1:9/jdk-idp/sso", share=None):
         missing = jdk_missing()
         if missing:
             raise SignerError(missing)
@@ -400,32 +532,48 @@ class JdkIdP:
         self.entity_id = entity_id
         self.sso_url = sso_url
         self.key_path, self.cert_path, der = make_keypair(self.workdir, "rsp jdk idp")
-        java, javac = java_binaries()
-        classes = os.path.join(self.workdir, "classes")
-        t0 = time.monotonic()
-        if not os.path.isfile(os.path.join(classes, "JdkSigner.class")):
-            os.makedirs(classes, exist_ok=True)
-            _run([javac, "-d", classes, JAVA_SRC], "javac", timeout=180)
-        self.compile_s = time.monotonic() - t0
-        self.child = LineChild([java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", classes,
-                                "JdkSigner", der, self.cert_path],
-                               os.path.join(self.workdir, "jvm.log"), what="JDK signer (java)")
-        try:
-            # the first answer: the JVM is up and the key loaded
-            self.sign("<x/>", "-", timeout=START_TIMEOUT)
-        except BaseException:
-            self.close()
-            raise
-        self.startup_s = time.monotonic() - self.child.started
+        self.compile_s = 0.0
+        if share is not None:
+            self.child, self.owner = share.child, False
+            out = self.child.ask("+ %s %s" % (der, self.cert_path))
+            if not re.match(r"OK [0-9]$", out):
+                raise SignerError("JdkSigner: %s" % out)
+            self.key_index = int(out[3:])
+            self.startup_s = 0.0
+        else:
+            java, javac = java_binaries()
+            classes = os.path.join(self.workdir, "classes")
+            t0 = time.monotonic()
+            cls = os.path.join(classes, "JdkSigner.class")
+            if not os.path.isfile(cls) or os.path.getmtime(cls) < os.path.getmtime(JAVA_SRC):
+                os.makedirs(classes, exist_ok=True)
+                _run([javac, "-d", classes, JAVA_SRC], "javac", timeout=180)
+            self.compile_s = time.monotonic() - t0
+            self.child = LineChild([java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
+                                    classes, "JdkSigner", der, self.cert_path],
+                                   os.path.join(self.workdir, "jvm.log"),
+                                   what="JDK signer (java)")
+            self.owner, self.key_index = True, 0
+            try:
+                # the first answer: the JVM is up and the key loaded
+                self.sign("<x/>", "-", timeout=START_TIMEOUT)
+            except BaseException:
+                self.close()
+                raise
+            self.startup_s = time.monotonic() - self.child.started
         self.metadata = idp_metadata(entity_id, sso_url, self.cert_path)
         self.metadata_path = os.path.join(self.workdir, "idp-metadata.xml")
         with open(self.metadata_path, "w") as f:
             f.write(self.metadata)
 
     def sign(self, xml, flags, timeout=ANSWER_TIMEOUT):
-        """xml (str) signed as ``flags`` say (see JdkSigner); str."""
+        """xml (str) signed as ``flags`` say (see JdkSigner), with this
+        IdP's key; str."""
+        if re.search(r"[0-9+ ]", flags):
+            raise ValueError("flags: %r (the key is this IdP's)" % flags)
         b64 = base64.b64encode(xml.encode()).decode()
-        out = self.child.ask("%s %s" % (flags or "-", b64), timeout=timeout)
+        out = self.child.ask("%s%d %s" % (flags.replace("-", ""), self.key_index, b64),
+                             timeout=timeout)
         if not out.startswith("OK "):
             raise SignerError("JdkSigner: %s" % out)
         return base64.b64decode(out[3:]).decode("utf-8")
@@ -434,33 +582,16 @@ class JdkIdP:
                      response_id=None, name_id="alice", now=None, not_before_offset=None,
                      not_on_or_after_offset=None, scd_not_on_or_after_offset=None,
                      session_index=None, in_response_to=None, attributes=None):
-        entra = JDK_SHAPES[shape]["markup"] == "entra"
-        now = time.time() if now is None else now
-        # Entra: a 65-minute window from a NotBefore 5 minutes back;
-        # otherwise 5 minutes, as most IdPs.
-        nb = -300 if entra else -30
-        nb = nb if not_before_offset is None else not_before_offset
-        end = nb + 3900 if entra else 300
-        nooa = end if not_on_or_after_offset is None else not_on_or_after_offset
-        scd = nooa if scd_not_on_or_after_offset is None else scd_not_on_or_after_offset
-        digits = 7 if entra else 9
-        attr = _ENTRA_ATTR if entra else _PREFIXED_ATTR
-        attrs = "".join(attr % (esc(k), esc(v)) for k, v in (attributes or {}).items())
-        if attrs:
-            attrs = ("<AttributeStatement>%s</AttributeStatement>" if entra else
-                     "<saml2:AttributeStatement>%s</saml2:AttributeStatement>") % attrs
-        ids = guid_id if entra else random_id
-        v = {"samlp": SAMLP_NS, "saml": SAML_NS, "entity": ENTITY, "success": SUCCESS,
-             "bearer": BEARER, "nif": EMAIL if entra else UNSPECIFIED,
-             "dest": esc(acs_url), "acs": esc(acs_url), "audience": esc(sp_entity_id),
-             "issuer": esc(self.entity_id), "name_id": esc(name_id),
-             "rid": response_id or ids(), "aid": assertion_id or ids(),
-             "si": session_index or ids(),
-             "irt": ' InResponseTo="%s"' % esc(in_response_to) if in_response_to else "",
-             "ii": xml_time(now, digits), "nb": xml_time(now + nb, digits),
-             "nooa": xml_time(now + nooa, digits), "scd_nooa": xml_time(now + scd, digits),
-             "attrs": attrs}
-        return (_ENTRA if entra else _PREFIXED) % v
+        kw = dict(_JDK_MARKUPS[JDK_SHAPES[shape]["markup"]])
+        for k, v in (("not_before_offset", not_before_offset),
+                     ("not_on_or_after_offset", not_on_or_after_offset),
+                     ("scd_not_on_or_after_offset", scd_not_on_or_after_offset)):
+            if v is not None:
+                kw[k] = v
+        return response_xml(issuer=self.entity_id, destination=acs_url, audience=sp_entity_id,
+                            now=now, response_id=response_id, assertion_id=assertion_id,
+                            session_index=session_index, in_response_to=in_response_to,
+                            name_id=name_id, attributes=attributes, **kw)
 
     def mint_xml(self, sp_entity_id, acs_url, *, shape="both", **kw):
         return self.sign(self.unsigned_xml(sp_entity_id, acs_url, shape=shape, **kw),
@@ -496,7 +627,164 @@ class JdkIdP:
         return base64.b64encode(new.encode()).decode()
 
     def close(self):
-        self.child.close()
+        if self.owner:
+            self.child.close()
+
+
+# --------------------------------------------------------------------------
+# an EncryptedData reshaped as an IdP places and names its key
+# --------------------------------------------------------------------------
+
+KEY_PLACEMENTS = ("inline", "peer")
+KEY_NAMINGS = ("cert", "issuer-serial", "none")
+_EK_RE = re.compile(r"<(\w+:)?EncryptedKey\b.*?</\1EncryptedKey>", re.S)
+
+
+OAEP_DIGESTS = {"sha1": DS_NS + "sha1", "sha256": "http://www.w3.org/2001/04/xmlenc#sha256"}
+XENC11_NS = "http://www.w3.org/2009/xmlenc11#"
+KEY_URIS = {"rsa-oaep-mgf1p": XENC_NS + "rsa-oaep-mgf1p", "rsa-oaep": XENC11_NS + "rsa-oaep"}
+DATA_URIS = {"aes128-gcm": XENC11_NS + "aes128-gcm", "aes256-gcm": XENC11_NS + "aes256-gcm",
+             "aes128-cbc": XENC_NS + "aes128-cbc", "aes256-cbc": XENC_NS + "aes256-cbc"}
+
+
+def oaep_encrypt(xml, cert_path, data="aes128-gcm", key="rsa-oaep-mgf1p", digest="sha256",
+                 mgf="sha1"):
+    """An xenc:EncryptedData of ``xml`` (str) for the certificate at
+    ``cert_path``, in the markup samlify's encryption library writes (so
+    that reshape_encrypted_data applies), for the key transports it cannot
+    make: RSA-OAEP with a SHA-256 ``digest`` (and MGF1 with ``mgf``), as
+    ``key`` "rsa-oaep-mgf1p" (the MGF is then MGF1-SHA1 by definition) or
+    "rsa-oaep" (XML Encryption 1.1, with an xenc11:MGF element unless
+    MGF1-SHA1). Made with python3-cryptography (OpenSSL), not xmlsec."""
+    import os as _os
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, padding as sym_padding
+    from cryptography.hazmat.primitives.asymmetric import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    if key == "rsa-oaep-mgf1p" and mgf != "sha1":
+        raise ValueError("rsa-oaep-mgf1p is MGF1 with SHA-1")
+    hashes_ = {"sha1": hashes.SHA1, "sha256": hashes.SHA256}
+    with open(cert_path, "rb") as f:
+        cert = x509.load_pem_x509_certificate(f.read())
+    size = 32 if "256" in data else 16
+    session = _os.urandom(size)
+    plain = xml.encode()
+    if data.endswith("gcm"):
+        iv = _os.urandom(12)
+        cipher = iv + AESGCM(session).encrypt(iv, plain, None)
+    else:
+        iv = _os.urandom(16)
+        padder = sym_padding.PKCS7(128).padder()
+        enc = Cipher(algorithms.AES(session), modes.CBC(iv)).encryptor()
+        cipher = iv + enc.update(padder.update(plain) + padder.finalize()) + enc.finalize()
+    wrapped = cert.public_key().encrypt(session, padding.OAEP(
+        mgf=padding.MGF1(algorithm=hashes_[mgf]()), algorithm=hashes_[digest](), label=None))
+    mgf_el = ('<xenc11:MGF xmlns:xenc11="%s" Algorithm="%smgf1%s"/>' % (XENC11_NS, XENC11_NS, mgf)
+              if key == "rsa-oaep" and mgf != "sha1" else "")
+    return (
+        '<xenc:EncryptedData Type="%sElement" xmlns:xenc="%s">'
+        '<xenc:EncryptionMethod Algorithm="%s"/>'
+        '<KeyInfo xmlns="%s"><e:EncryptedKey xmlns:e="%s">'
+        '<e:EncryptionMethod Algorithm="%s"><DigestMethod Algorithm="%s"/>%s</e:EncryptionMethod>'
+        '<KeyInfo><X509Data><X509Certificate>%s</X509Certificate></X509Data></KeyInfo>'
+        '<e:CipherData><e:CipherValue>%s</e:CipherValue></e:CipherData>'
+        '</e:EncryptedKey></KeyInfo>'
+        '<xenc:CipherData><xenc:CipherValue>%s</xenc:CipherValue></xenc:CipherData>'
+        '</xenc:EncryptedData>'
+        % (XENC_NS, XENC_NS, DATA_URIS[data], DS_NS, XENC_NS, KEY_URIS[key],
+           OAEP_DIGESTS[digest], mgf_el, pem_body(cert_path),
+           base64.b64encode(wrapped).decode(), base64.b64encode(cipher).decode()))
+
+
+def cert_issuer_serial(cert_path):
+    """(issuer DN as RFC 2253 writes it, serial number as an int) of a PEM
+    certificate (openssl)."""
+    out = _run(["openssl", "x509", "-noout", "-nameopt", "RFC2253", "-issuer", "-serial",
+                "-in", cert_path], "openssl x509").decode()
+    issuer = re.search(r"^issuer=\s*(.*)$", out, re.M).group(1).strip()
+    serial = int(re.search(r"^serial=\s*([0-9A-Fa-f]+)$", out, re.M).group(1), 16)
+    return issuer, serial
+
+
+def reshape_encrypted_data(ed, *, placement="inline", recipient=None, key_naming="cert",
+                           cert_path=None):
+    """samlify's EncryptedData (``SamlifyIdP.encrypt``: the EncryptedKey
+    inline, in the EncryptedData's KeyInfo, naming its key by the
+    certificate) reshaped, outside any signature: ``recipient`` adds the
+    EncryptedKey's Recipient attribute (OpenSAML's: the SP's entity ID);
+    ``key_naming`` "issuer-serial" names the key by the certificate's
+    X509IssuerSerial instead of the certificate (AD FS; ``cert_path``
+    needed), "none" leaves its KeyInfo out (Keycloak); ``placement``
+    "peer" moves the EncryptedKey out, to follow the EncryptedData (a
+    peer in the EncryptedAssertion, as OpenSAML's
+    Encrypter does by default), with an Id, a ReferenceList naming the
+    EncryptedData, and a RetrievalMethod to it in the EncryptedData's
+    KeyInfo. Returns the XML (str) to put in the EncryptedAssertion."""
+    if placement not in KEY_PLACEMENTS:
+        raise ValueError("placement: %r" % placement)
+    if key_naming not in KEY_NAMINGS:
+        raise ValueError("key_naming: %r" % key_naming)
+    ek = _EK_RE.search(ed)
+    if ek is None or len(_EK_RE.findall(ed)) != 1:
+        raise ValueError("not one EncryptedKey in the EncryptedData")
+    key = ek.group(0)
+    pre = ek.group(1) or ""
+    if recipient is not None:
+        key = key.replace("<%sEncryptedKey" % pre, '<%sEncryptedKey Recipient="%s"'
+                          % (pre, esc(recipient)), 1)
+    if key_naming == "issuer-serial":
+        issuer, serial = cert_issuer_serial(cert_path)
+        key, n = re.subn(r"<X509Data>\s*<X509Certificate>[^<]*</X509Certificate>\s*</X509Data>",
+                         '<ds:X509Data xmlns:ds="%s"><ds:X509IssuerSerial><ds:X509IssuerName>'
+                         '%s</ds:X509IssuerName><ds:X509SerialNumber>%d</ds:X509SerialNumber>'
+                         '</ds:X509IssuerSerial></ds:X509Data>' % (DS_NS, esc(issuer), serial),
+                         key)
+        if n != 1:
+            raise ValueError("no X509Certificate in the EncryptedKey's KeyInfo")
+    elif key_naming == "none":
+        key, n = re.subn(r"<KeyInfo>\s*<X509Data>.*?</X509Data>\s*</KeyInfo>\s*", "", key,
+                         flags=re.S)
+        if n != 1:
+            raise ValueError("no KeyInfo in the EncryptedKey")
+    if placement == "inline":
+        return ed[:ek.start()] + key + ed[ek.end():]
+    ed_id, ek_id = random_id(), random_id()
+    # the key leaves the KeyInfo whose default namespace (xmldsig) its
+    # unprefixed DigestMethod and KeyInfo children were in: declared on it
+    key = key.replace("<%sEncryptedKey" % pre, '<%sEncryptedKey xmlns="%s" Id="%s"'
+                      % (pre, DS_NS, ek_id), 1)
+    close = "</%sEncryptedKey>" % pre
+    key = (key[:-len(close)] + '<%sReferenceList xmlns:%s="%s"><%sDataReference URI="#%s"/>'
+           '</%sReferenceList>' % (pre, pre[:-1] or "xenc", XENC_NS, pre, ed_id, pre) + close) \
+        if pre else (key[:-len(close)] + '<ReferenceList xmlns="%s"><DataReference URI="#%s"/>'
+                     '</ReferenceList>' % (XENC_NS, ed_id) + close)
+    retrieval = ('<RetrievalMethod Type="%sEncryptedKey" URI="#%s"/>' % (XENC_NS, ek_id))
+    out = ed[:ek.start()] + retrieval + ed[ek.end():]
+    out, n = re.subn(r"<((?:\w+:)?)EncryptedData\b", lambda m: '<%sEncryptedData Id="%s"'
+                     % (m.group(1), ed_id), out, count=1)
+    if n != 1:
+        raise ValueError("no EncryptedData")
+    return out.strip() + key
+
+
+def encrypted_assertion(inner, markup="saml2"):
+    """An EncryptedAssertion around ``inner`` (reshape_encrypted_data's
+    XML), in the markup of response_xml (MARKUPS)."""
+    ap = MARKUPS[markup][1]
+    if ap:
+        return '<%s:EncryptedAssertion xmlns:%s="%s">%s</%s:EncryptedAssertion>' % (
+            ap, ap, SAML_NS, inner.strip(), ap)
+    return '<EncryptedAssertion xmlns="%s">%s</EncryptedAssertion>' % (SAML_NS, inner.strip())
+
+
+def replace_assertion(xml, new):
+    """The Response ``xml`` with its (one) Assertion element replaced by
+    ``new``; also returns the Assertion's text: (xml, assertion)."""
+    m = re.search(r"<((?:\w+:)?)Assertion\b.*</\1Assertion>", xml, re.S)
+    if m is None:
+        raise ValueError("no Assertion")
+    return xml[:m.start()] + new + xml[m.end():], m.group(0)
 
 
 # --------------------------------------------------------------------------

@@ -15,8 +15,17 @@
 //    "not_on_or_after", "scd_not_on_or_after", "session_index",
 //    "in_response_to" (or null), "attributes": {name: value},
 //    "encrypt_then_sign": true unless false (samlify's own default, false,
-//    signs the Response before the assertion is encrypted)}
+//    signs the Response before the assertion is encrypted),
+//    markup switches applied to the template before samlify signs it:
+//    "prefixes": null | "saml2" (saml2p:/saml2: instead of samlp:/saml:),
+//    "issuer_format": true adds Format="...:entity" to both Issuers,
+//    "name_id_format" (default unspecified), "session_not_on_or_after"
+//    (or null: none on the AuthnStatement)}
 //       -> {"ok": true, "b64": "<base64 SAMLResponse>"}
+//   {"op": "encrypt", "xml": "<an element>", "recipient_cert_file",
+//    "data", "key"}: the element encrypted by samlify's encryption library
+//    (@authenio/xml-encryption, as samlify calls it)
+//       -> {"ok": true, "encrypted": "<xenc:EncryptedData ...>"}
 //   any failure -> {"ok": false, "error": "..."}
 //
 // Everything SAML is samlify's: its IdentityProvider (metadata, signing
@@ -35,9 +44,11 @@
 // stdout carries the answers only: anything a library prints goes to stderr.
 console.log = console.info = console.warn = console.error;
 
+const crypto = require('crypto');
 const fs = require('fs');
 const readline = require('readline');
 const saml = require('samlify');
+const xmlenc = require('@authenio/xml-encryption');
 
 const NS = 'http://www.w3.org/2001/04/xmlenc#';
 const DATA = {
@@ -49,8 +60,10 @@ const DATA = {
 const KEY = { 'rsa-oaep-mgf1p': NS + 'rsa-oaep-mgf1p', 'rsa-1_5': NS + 'rsa-1_5' };
 const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 const UNSPECIFIED = 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified';
+const ENTITY = 'urn:oasis:names:tc:SAML:2.0:nameid-format:entity';
 const AUTHN_STATEMENT =
-  '<saml:AuthnStatement AuthnInstant="{AuthnInstant}" SessionIndex="{SessionIndex}">' +
+  '<saml:AuthnStatement AuthnInstant="{AuthnInstant}" SessionIndex="{SessionIndex}"' +
+  '{SessionNotOnOrAfter}>' +
   '<saml:AuthnContext><saml:AuthnContextClassRef>' +
   'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport' +
   '</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>';
@@ -110,7 +123,7 @@ async function mint(req) {
     ConditionsNotBefore: req.not_before,
     ConditionsNotOnOrAfter: req.not_on_or_after,
     SubjectConfirmationDataNotOnOrAfter: req.scd_not_on_or_after,
-    NameIDFormat: UNSPECIFIED,
+    NameIDFormat: req.name_id_format || UNSPECIFIED,
     NameID: req.name_id,
     InResponseTo: req.in_response_to || null,   // null: the attribute left out
     AuthnInstant: req.issue_instant,
@@ -120,19 +133,42 @@ async function mint(req) {
   const r = await idp.createLoginResponse(sp, null, 'post', { email: req.name_id }, {
     encryptThenSign: req.encrypt_then_sign !== false,
     customTagReplacement: (template) => {
-      let t = template.replace('{AuthnStatement}', AUTHN_STATEMENT);
+      let t = template.replace('{AuthnStatement}', AUTHN_STATEMENT.replace(
+        '{SessionNotOnOrAfter}', req.session_not_on_or_after
+          ? ' SessionNotOnOrAfter="' + req.session_not_on_or_after + '"' : ''));
       t = t.replace('{AttributeStatement}',
         attrs.length ? saml.SamlLib.attributeStatementBuilder(attrs) : '');
+      if (req.issuer_format) t = t.split('<saml:Issuer>').join('<saml:Issuer Format="' + ENTITY + '">');
+      if (req.prefixes === 'saml2') {
+        t = t.replace(/(<\/?|xmlns:)samlp:?/g, (m) => m.replace('samlp', 'saml2p'))
+          .replace(/(<\/?|xmlns:)saml(?=[:=])/g, '$1saml2');
+      } else if (req.prefixes) {
+        throw new Error('prefixes: ' + req.prefixes);
+      }
       return { id: req.response_id, context: saml.SamlLib.replaceTagsByValue(t, values) };
     },
   });
   return { b64: r.context };
 }
 
+function encrypt(req) {
+  if (!DATA[req.data]) throw new Error('unknown data algorithm ' + req.data);
+  if (!KEY[req.key]) throw new Error('unknown key transport ' + req.key);
+  const pem = fs.readFileSync(req.recipient_cert_file);
+  const options = {
+    rsa_pub: crypto.createPublicKey(pem).export({ type: 'spki', format: 'pem' }),
+    pem, encryptionAlgorithm: DATA[req.data], keyEncryptionAlgorithm: KEY[req.key],
+  };
+  return new Promise((resolve, reject) => {
+    xmlenc.encrypt(req.xml, options, (err, res) => (err ? reject(err) : resolve({ encrypted: res })));
+  });
+}
+
 async function handle(line) {
   const req = JSON.parse(line);
   if (req.op === 'metadata') return { metadata: identityProvider(req).getMetadata() };
   if (req.op === 'mint') return mint(req);
+  if (req.op === 'encrypt') return encrypt(req);
   throw new Error('unknown op ' + req.op);
 }
 
