@@ -128,6 +128,70 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
     return NULL;
 }
 
+/* An EncryptedID (a LogoutRequest's, a Subject's) before Lasso decrypts
+ * it: the same algorithms as an EncryptedAssertion's (one EncryptedData,
+ * AES-GCM or AES-CBC; RSA-OAEP key transport with known parameters, at
+ * least one key, at most RSP_ENCRYPTED_KEYS_MAX). NULL, or why with
+ * *check. */
+static const char *encrypted_id_refused(apr_pool_t *p, xmlNodePtr id,
+                                        const char **check)
+{
+    rsp_shape_t scratch;
+    xmlNodePtr n, data = NULL;
+    const char *alg, *why;
+    int n_data = 0;
+
+    for (n = id->children; n; n = n->next) {
+        if (is_el(n, RSP_XENC_NS, "EncryptedData")) {
+            n_data++;
+            data = n;
+        }
+    }
+    if (n_data != 1) {
+        *check = "encryption";
+        return apr_psprintf(p, "%d EncryptedData in an EncryptedID (exactly "
+                            "one is accepted)", n_data);
+    }
+    alg = attr(p, child(data, RSP_XENC_NS, "EncryptionMethod"), "Algorithm");
+    if (!rsp_xenc_data_alg(alg)) {
+        *check = "encryption-algorithm";
+        return apr_psprintf(p, "EncryptedID: data encryption %s refused (AES-GCM "
+                            "or AES-CBC only)", alg ? alg : "(none)");
+    }
+    memset(&scratch, 0, sizeof(scratch));
+    if ((why = check_keys(&scratch, p, id, 0, check)) != NULL) {
+        return apr_pstrcat(p, "EncryptedID: ", why, NULL);
+    }
+    if (!scratch.keys) {
+        *check = "encryption";
+        return "no EncryptedKey in an EncryptedID";
+    }
+    return NULL;
+}
+
+/* The first EncryptedID at or below n whose algorithms are refused. */
+static const char *encrypted_ids_refused(apr_pool_t *p, xmlNodePtr n,
+                                         int depth, const char **check)
+{
+    const char *why;
+
+    for (n = n ? n->children : NULL; n && depth < 64; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE) {
+            continue;
+        }
+        if (is_el(n, NS_SAML, "EncryptedID")) {
+            if ((why = encrypted_id_refused(p, n, check)) != NULL) {
+                return why;
+            }
+            continue;
+        }
+        if ((why = encrypted_ids_refused(p, n, depth + 1, check)) != NULL) {
+            return why;
+        }
+    }
+    return NULL;
+}
+
 /* Whether an element named ns:name is at or below n (n is checked to be
  * at most 16 levels deep by check_keys). */
 static int has_el(xmlNodePtr n, const char *ns, const char *name)
@@ -384,9 +448,16 @@ static const char *peek_xml(apr_pool_t *p, const char *xml, apr_size_t xmllen,
             xmlFree(t);
             issuers++;
         }
-        else if (is_el(n, NS_SAML, "BaseID") || is_el(n, NS_SAML, "NameID")
-                 || is_el(n, NS_SAML, "EncryptedID")) {
+        else if (is_el(n, NS_SAML, "BaseID") || is_el(n, NS_SAML, "NameID")) {
             ids++;
+        }
+        else if (is_el(n, NS_SAML, "EncryptedID")) {
+            ids++;
+            if (!why && (why = encrypted_id_refused(p, n, check)) != NULL) {
+                xmlFreeDoc(doc);
+                *issuer = NULL;
+                return why;
+            }
         }
     }
     if (!why && (issuers > 1 || (issuers == 1 && !*issuer))) {
@@ -515,6 +586,11 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
     if (assertion && !out->weak) {
         out->weak = rsp_saml_weak_signature(p, assertion, "the assertion");
     }
+    /* An EncryptedID in the assertion (its Subject's, say): Lasso decrypts
+     * it, with what it is given only if we accept it. */
+    if (assertion && (why = encrypted_ids_refused(p, assertion, 0, &tag)) != NULL) {
+        REFUSE(tag, "%s", why);
+    }
     if (enc) {
         for (n = enc->children; n; n = n->next) {
             if (is_el(n, RSP_XENC_NS, "EncryptedData")) {
@@ -617,7 +693,7 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
                            root && root->ns && root->ns->href ? ":" : "",
                            root ? (const char *)root->name : "(none)");
     }
-    else if (id) {
+    else if ((why = encrypted_ids_refused(p, root, 0, check)) == NULL && id) {
         *id = attr(p, root, "ID");
     }
     xmlFreeDoc(doc);

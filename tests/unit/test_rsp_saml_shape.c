@@ -47,6 +47,11 @@
     "<xenc:CipherData><xenc:CipherValue>AA==</xenc:CipherValue>"         \
     "</xenc:CipherData></xenc:EncryptedData>"
 #define ENC(inner) "<saml:EncryptedAssertion>" inner "</saml:EncryptedAssertion>"
+#define EID(data, key) "<saml:EncryptedID>" EDATA(data, EKEY(key)) "</saml:EncryptedID>"
+#define RSA15 "http://www.w3.org/2001/04/xmlenc#rsa-1_5"
+#define TDES "http://www.w3.org/2001/04/xmlenc#tripledes-cbc"
+#define SUBJECT_NS "<saml:Subject xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\" " \
+    "xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\">"
 #define GOOD_ENC ENC(EDATA(RSP_ALG_AES128_GCM, EKEY(RSP_ALG_RSA_OAEP_MGF1P)))
 
 #define RESPONSE(body) "<samlp:Response" NS_DECL " ID=\"r1\">" ISSUER body \
@@ -281,8 +286,11 @@ START_TEST(test_redirect_peek)
     /* accepted: what Lasso then reads without trouble */
     ck_assert_ptr_null(peek(LR(ISSUER NAMEID), "LogoutRequest", NULL, &issuer));
     ck_assert_str_eq(issuer, "https://idp.example/");
-    ck_assert_ptr_null(peek(LR(ISSUER "<saml:EncryptedID/>"), "LogoutRequest",
-                            NULL, &issuer));
+    ck_assert_ptr_null(peek(LR(ISSUER EID(RSP_ALG_AES128_GCM, RSP_ALG_RSA_OAEP_MGF1P)),
+                            "LogoutRequest", NULL, &issuer));
+    /* an EncryptedID without EncryptedData: nothing Lasso could decrypt */
+    ck_assert_str_eq(peek(LR(ISSUER "<saml:EncryptedID/>"), "LogoutRequest",
+                          "0 EncryptedData", &issuer), "encryption");
     ck_assert_ptr_null(peek(LR(NAMEID), "LogoutRequest", NULL, &issuer));
     ck_assert_ptr_null(issuer); /* no Issuer: the caller refuses that */
     ck_assert_ptr_null(peek("<samlp:LogoutResponse" NS_DECL ">" ISSUER
@@ -410,6 +418,10 @@ static const plaintext_case_t plaintext_cases[] = {
     {"'<' last", A("") "<", "xml"},
     {"'<' in a value", A("<x a=\"<\"/>"), "xml"},
     {"undeclared entity", A("&x;"), "xml"},
+    {"an EncryptedID in its Subject",
+     A(SUBJECT_NS EID(RSP_ALG_AES128_GCM, RSP_ALG_RSA_OAEP_MGF1P) "</saml:Subject>"), NULL},
+    {"an EncryptedID with RSA-1.5 in its Subject",
+     A(SUBJECT_NS EID(RSP_ALG_AES128_GCM, RSA15) "</saml:Subject>"), "encryption-algorithm"},
 };
 #define NPLAINTEXT ((int)(sizeof(plaintext_cases) / sizeof(plaintext_cases[0])))
 
@@ -515,6 +527,34 @@ START_TEST(test_plaintext_limits)
 }
 END_TEST
 
+/* An EncryptedID (a LogoutRequest's, an assertion's Subject's; Lasso
+ * decrypts it) gets the algorithms of an EncryptedAssertion, before
+ * anything is decrypted: RSA-1.5 and other data algorithms refused. */
+START_TEST(test_encrypted_ids)
+{
+    const char *issuer = NULL;
+
+    /* in a LogoutRequest */
+    ck_assert_ptr_null(peek(LR(ISSUER EID(RSP_ALG_AES128_GCM, RSP_ALG_RSA_OAEP_MGF1P)),
+                            "LogoutRequest", NULL, &issuer));
+    ck_assert_str_eq(peek(LR(ISSUER EID(RSP_ALG_AES128_GCM, RSA15)), "LogoutRequest",
+                          "EncryptedID", &issuer), "encryption-algorithm");
+    ck_assert_str_eq(peek(LR(ISSUER EID(TDES, RSP_ALG_RSA_OAEP_MGF1P)), "LogoutRequest",
+                          "EncryptedID: data encryption", &issuer),
+                     "encryption-algorithm");
+    ck_assert_str_eq(peek(LR(ISSUER "<saml:EncryptedID>" EDATA(RSP_ALG_AES128_GCM, "")
+                             "</saml:EncryptedID>"), "LogoutRequest",
+                          "no EncryptedKey", &issuer), "encryption");
+    /* in a plaintext assertion's Subject */
+    ACCEPTED(RESPONSE("<saml:Assertion ID=\"a1\">" ISSUER "<saml:Subject>"
+                      EID(RSP_ALG_AES256_CBC, RSP_ALG_RSA_OAEP_MGF1P)
+                      "</saml:Subject></saml:Assertion>"));
+    REFUSED(RESPONSE("<saml:Assertion ID=\"a1\">" ISSUER "<saml:Subject>"
+                     EID(RSP_ALG_AES256_CBC, RSA15) "</saml:Subject></saml:Assertion>"),
+            "encryption-algorithm");
+}
+END_TEST
+
 static Suite *shape_suite(void)
 {
     Suite *s = suite_create("rsp_saml_shape");
@@ -528,6 +568,7 @@ static Suite *shape_suite(void)
     tcase_add_test(tc, test_encrypted_refused);
     tcase_add_test(tc, test_redirect_peek);
     tcase_add_test(tc, test_weak_signatures);
+    tcase_add_test(tc, test_encrypted_ids);
     suite_add_tcase(s, tc);
 
     /* what an EncryptedAssertion may decrypt to */
