@@ -19,25 +19,12 @@
 
 #define UIINFO "/md:EntityDescriptor/md:IDPSSODescriptor/md:Extensions/mdui:UIInfo/"
 
-static const char *trimmed(apr_pool_t *p, const xmlChar *x)
-{
-    const char *ws = " \t\r\n", *s = x ? (const char *)x : "";
-    apr_size_t len;
-
-    s += strspn(s, ws);
-    len = strlen(s);
-    while (len && strchr(ws, s[len - 1])) {
-        len--;
-    }
-    return apr_pstrmemdup(p, s, len);
-}
-
 static const char *prop(apr_pool_t *p, xmlNodePtr n, const char *name,
                         const char *ns)
 {
     xmlChar *v = ns ? xmlGetNsProp(n, BAD_CAST name, BAD_CAST ns)
                     : xmlGetProp(n, BAD_CAST name);
-    const char *out = v && *v ? trimmed(p, v) : NULL;
+    const char *out = v && *v ? rsp_trimmed(p, (const char *)v) : NULL;
 
     xmlFree(v);
     return out && *out ? out : NULL;
@@ -66,7 +53,7 @@ static apr_array_header_t *texts(apr_pool_t *p, xmlXPathContextPtr ctx,
     for (i = 0; res && res->nodesetval && i < res->nodesetval->nodeNr; i++) {
         xmlNodePtr n = res->nodesetval->nodeTab[i];
         xmlChar *c = xmlNodeGetContent(n);
-        const char *v = trimmed(p, c);
+        const char *v = rsp_trimmed(p, (const char *)c);
         rsp_ui_text_t *t;
 
         xmlFree(c);
@@ -92,7 +79,7 @@ static apr_array_header_t *logos(apr_pool_t *p, xmlXPathContextPtr ctx)
     for (i = 0; res && res->nodesetval && i < res->nodesetval->nodeNr; i++) {
         xmlNodePtr n = res->nodesetval->nodeTab[i];
         xmlChar *c = xmlNodeGetContent(n);
-        const char *v = trimmed(p, c);
+        const char *v = rsp_trimmed(p, (const char *)c);
         rsp_ui_logo_t *l;
 
         xmlFree(c);

@@ -8,6 +8,7 @@
 #include <libxml/xpathInternals.h>
 
 #include "rsp_md_filter.h"
+#include "rsp_util.h"
 
 #define MD_NS "urn:oasis:names:tc:SAML:2.0:metadata"
 #define MDRPI_NS "urn:oasis:names:tc:SAML:metadata:rpi"
@@ -70,16 +71,8 @@ static int any(const facts_t *f, const apr_array_header_t *sels)
 static const char *text_of(apr_pool_t *p, xmlNodePtr n)
 {
     xmlChar *c = xmlNodeGetContent(n);
-    const char *ws = " \t\r\n", *s = c ? (const char *)c : "";
-    apr_size_t len;
-    const char *out;
+    const char *out = rsp_trimmed(p, (const char *)c);
 
-    s += strspn(s, ws);
-    len = strlen(s);
-    while (len && strchr(ws, s[len - 1])) {
-        len--;
-    }
-    out = apr_pstrmemdup(p, s, len);
     xmlFree(c);
     return out;
 }

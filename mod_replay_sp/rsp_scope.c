@@ -11,6 +11,7 @@
 
 #include "rsp_saml.h"
 #include "rsp_scope.h"
+#include "rsp_util.h"
 
 #define SHIBMD_NS "urn:mace:shibboleth:metadata:1.0"
 #define MD_NS "urn:oasis:names:tc:SAML:2.0:metadata"
@@ -52,20 +53,6 @@ static int xs_boolean(const char *v)
     return -1;
 }
 
-/* s without the white space around it (the text as written). */
-static const char *trimmed(apr_pool_t *p, const char *s)
-{
-    const char *ws = " \t\r\n";
-    apr_size_t len;
-
-    s += strspn(s, ws);
-    len = strlen(s);
-    while (len && strchr(ws, s[len - 1])) {
-        len--;
-    }
-    return apr_pstrmemdup(p, s, len);
-}
-
 static apr_status_t add_scope(rsp_scopes_t *s, apr_pool_t *p, xmlNodePtr n,
                               const char **err)
 {
@@ -75,7 +62,7 @@ static apr_status_t add_scope(rsp_scopes_t *s, apr_pool_t *p, xmlNodePtr n,
     scope_t *sc;
     int isre, rc;
 
-    value = text ? apr_pstrdup(p, (char *)text) : "";
+    value = rsp_trimmed(p, (const char *)text);
     isre = xs_boolean(rx ? (const char *)rx : NULL);
     if (rx && isre < 0) {
         *err = apr_psprintf(p, "shibmd:Scope regexp=\"%s\" is not a boolean",
@@ -86,7 +73,6 @@ static apr_status_t add_scope(rsp_scopes_t *s, apr_pool_t *p, xmlNodePtr n,
     if (isre < 0) {
         return APR_EINVAL;
     }
-    value = trimmed(p, value);
     if (!*value) {
         *err = "an empty shibmd:Scope";
         return APR_EINVAL;

@@ -310,3 +310,17 @@ const char *rsp_html_escape(apr_pool_t *p, const char *s)
     *o = '\0';
     return out;
 }
+
+const char *rsp_trimmed(apr_pool_t *p, const char *s)
+{
+    const char *ws = " \t\r\n";
+    apr_size_t len;
+
+    s = s ? s : "";
+    s += strspn(s, ws);
+    len = strlen(s);
+    while (len && strchr(ws, s[len - 1])) {
+        len--;
+    }
+    return apr_pstrmemdup(p, s, len);
+}

@@ -51,4 +51,8 @@ const char *rsp_json_string(apr_pool_t *p, const char *s);
  * HTML or XML. */
 const char *rsp_html_escape(apr_pool_t *p, const char *s);
 
+/* s (NULL: "") without the spaces, tabs and line ends around it, in p:
+ * an XML element's text as written. */
+const char *rsp_trimmed(apr_pool_t *p, const char *s);
+
 #endif
