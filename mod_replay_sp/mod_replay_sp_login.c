@@ -89,12 +89,12 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     if (!idp && dc->sp->def.default_idp) {
         idp = dc->sp->def.default_idp;
     }
-    if (!idp && dc->sp->def.idp_ids->nelts > 1) {
+    if (!idp && rsp_idp_count(dc->sp->def.idps) > 1) {
         return dc->sp->def.discovery_url ? to_discovery(r, dc, return_to)
                                          : to_discovery_page(r, dc, return_to);
     }
     if (!idp) {
-        idp = APR_ARRAY_IDX(dc->sp->def.idp_ids, 0, const char *);
+        idp = rsp_idp_at(dc->sp->def.idps, 0)->entity_id;
     }
     if (rsp_random_token(&token, r->pool, RSP_RELAY_TOKEN_BYTES)
         != APR_SUCCESS) {
@@ -105,7 +105,7 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rv = rsp_saml_authn_request(r->pool, server, idp,
+    rv = rsp_saml_authn_request(r->pool, server, &dc->sp->def, idp,
                                 rsp_endpoint_url(r, dc, "acs"), token, &url,
                                 &id, &err);
     rsp_sp_server_release(dc->sp, res);
@@ -136,7 +136,7 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
 int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
 {
     const char *return_to, *idp;
-    int bad = 0, i, rc;
+    int bad = 0, rc;
 
     if (r->method_number != M_GET) {
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
@@ -153,13 +153,7 @@ int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return rc;
     }
     if (idp) {
-        for (i = 0; i < dc->sp->def.idp_ids->nelts; i++) {
-            if (!strcmp(idp, APR_ARRAY_IDX(dc->sp->def.idp_ids, i,
-                                           const char *))) {
-                break;
-            }
-        }
-        if (i == dc->sp->def.idp_ids->nelts) {
+        if (!rsp_idp_find(dc->sp->def.idps, idp)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
                           "login refused: IdP %s is not configured for this "
                           "SP (client %s)",
@@ -199,7 +193,7 @@ int rsp_discovery_handler(request_rec *r, rsp_dir_cfg_t *dc)
         && cookie) {
         in.remembered = rsp_pct_decode(r->pool, cookie, strlen(cookie), 0, NULL);
     }
-    in.uis = dc->sp->def.idp_ui;
+    in.uis = dc->sp->def.idps->uis;
     in.page_path = apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/discovery", NULL);
     in.login_path = apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/login", NULL);
     in.langs = rsp_accept_languages(r->pool,

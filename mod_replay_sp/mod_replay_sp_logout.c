@@ -135,7 +135,7 @@ static const char *start_slo(request_rec *r, rsp_dir_cfg_t *dc,
     else {
         /* A LogoutRequest names the NameID: none without one. */
         if (sess->name_id
-            && rsp_saml_idp_slo_url(r->pool, server, sess->issuer)) {
+            && rsp_saml_idp_slo_url(r->pool, server, &dc->sp->def, sess->issuer)) {
             who.idp = sess->issuer;
             who.name_id = sess->name_id;
             who.name_id_format = sess->name_id_format;
@@ -144,7 +144,7 @@ static const char *start_slo(request_rec *r, rsp_dir_cfg_t *dc,
                 != APR_SUCCESS) {
                 err = "random generator failed";
             }
-            else if (rsp_saml_logout_request(r->pool, server, &who, token,
+            else if (rsp_saml_logout_request(r->pool, server, &dc->sp->def, &who, token,
                                              &url, &id, &err) == APR_SUCCESS
                      && rsp_request_store(r, dc, RSP_PENDING_LOGOUT, id,
                                           sess->issuer, token, return_to,

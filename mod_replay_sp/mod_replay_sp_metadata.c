@@ -39,7 +39,7 @@ int rsp_discofeed_handler(request_rec *r, rsp_dir_cfg_t *dc)
     ap_set_content_type(r, "application/json");
     apr_table_setn(r->headers_out, "X-Content-Type-Options", "nosniff");
     if (!r->header_only) {
-        ap_rputs(rsp_idp_ui_feed(r->pool, dc->sp->def.idp_ui), r);
+        ap_rputs(rsp_idp_ui_feed(r->pool, dc->sp->def.idps->uis), r);
     }
     return OK;
 }

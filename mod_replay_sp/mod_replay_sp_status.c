@@ -27,21 +27,17 @@ static void metadata_figures(request_rec *r, apr_int64_t *idps,
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(r->server->module_config,
                                              &replay_sp_module);
-    int i, j;
+    int i;
 
     *idps = 0;
     *valid_until = 0;
     for (i = 0; sc && sc->sps && i < sc->sps->nelts; i++) {
         const rsp_saml_sp_t *sp = &APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *)->def;
-        if (!sp->idp_ids) {
-            continue;
-        }
-        *idps += sp->idp_ids->nelts;
-        for (j = 0; sp->idp_valid_until && j < sp->idp_valid_until->nelts; j++) {
-            apr_time_t vu = APR_ARRAY_IDX(sp->idp_valid_until, j, apr_time_t);
-            if (vu && (!*valid_until || vu < *valid_until)) {
-                *valid_until = vu;
-            }
+        apr_time_t vu = sp->idps ? sp->idps->valid_until : 0;
+
+        *idps += rsp_idp_count(sp->idps);
+        if (vu && (!*valid_until || vu < *valid_until)) {
+            *valid_until = vu;
         }
     }
 }

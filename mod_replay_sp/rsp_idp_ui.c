@@ -9,15 +9,12 @@
 #include <libxml/xpathInternals.h>
 
 #include "rsp_idp_ui.h"
+#include "rsp_metadata.h"
 #include "rsp_util.h"
 
-#define MD_NS "urn:oasis:names:tc:SAML:2.0:metadata"
-#define MDUI_NS "urn:oasis:names:tc:SAML:metadata:ui"
-#define MDATTR_NS "urn:oasis:names:tc:SAML:metadata:attribute"
-#define SAML_NS "urn:oasis:names:tc:SAML:2.0:assertion"
 #define ENTITY_CATEGORY "http://macedir.org/entity-category"
 
-#define UIINFO "/md:EntityDescriptor/md:IDPSSODescriptor/md:Extensions/mdui:UIInfo/"
+#define UIINFO "md:IDPSSODescriptor/md:Extensions/mdui:UIInfo/"
 
 static const char *prop(apr_pool_t *p, xmlNodePtr n, const char *name,
                         const char *ns)
@@ -104,35 +101,28 @@ static apr_array_header_t *logos(apr_pool_t *p, xmlXPathContextPtr ctx)
     return out;
 }
 
-rsp_idp_ui_t *rsp_idp_ui_of_metadata(apr_pool_t *p, const char *entity_id,
-                                     const char *md)
+rsp_idp_ui_t *rsp_idp_ui_of_entity(apr_pool_t *p, const char *entity_id,
+                                   xmlNodePtr ed)
 {
-    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR
-                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
-    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
+    xmlXPathContextPtr ctx = rsp_metadata_xpath(ed);
     xmlXPathObjectPtr res;
-    rsp_idp_ui_t *ui = NULL;
+    rsp_idp_ui_t *ui;
 
     if (!ctx) {
-        goto done;
+        return NULL;
     }
-    xmlXPathRegisterNs(ctx, BAD_CAST "md", BAD_CAST MD_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "mdui", BAD_CAST MDUI_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "mdattr", BAD_CAST MDATTR_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "saml", BAD_CAST SAML_NS);
     ui = apr_pcalloc(p, sizeof(*ui));
     ui->entity_id = apr_pstrdup(p, entity_id);
     ui->names = texts(p, ctx, UIINFO "mdui:DisplayName", 0);
     if (!ui->names->nelts) {
-        ui->names = texts(p, ctx, "/md:EntityDescriptor/md:Organization/"
-                                  "md:OrganizationDisplayName", 0);
+        ui->names = texts(p, ctx, "md:Organization/md:OrganizationDisplayName",
+                          0);
     }
     ui->descriptions = texts(p, ctx, UIINFO "mdui:Description", 0);
     ui->info_urls = texts(p, ctx, UIINFO "mdui:InformationURL", 2);
     ui->privacy_urls = texts(p, ctx, UIINFO "mdui:PrivacyStatementURL", 2);
     ui->logos = logos(p, ctx);
-    res = eval(ctx, "/md:EntityDescriptor/md:Extensions/mdattr:EntityAttributes/"
+    res = eval(ctx, "md:Extensions/mdattr:EntityAttributes/"
                     "saml:Attribute[@Name='" ENTITY_CATEGORY "']/"
                     "saml:AttributeValue[normalize-space(.)='"
                     RSP_HIDE_FROM_DISCOVERY "']");
@@ -140,10 +130,18 @@ rsp_idp_ui_t *rsp_idp_ui_of_metadata(apr_pool_t *p, const char *entity_id,
     if (res) {
         xmlXPathFreeObject(res);
     }
+    xmlXPathFreeContext(ctx);
+    return ui;
+}
 
-done:
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
+rsp_idp_ui_t *rsp_idp_ui_of_metadata(apr_pool_t *p, const char *entity_id,
+                                     const char *md)
+{
+    xmlDocPtr doc = rsp_metadata_read(md, strlen(md));
+    rsp_idp_ui_t *ui = NULL;
+
+    if (doc && xmlDocGetRootElement(doc)) {
+        ui = rsp_idp_ui_of_entity(p, entity_id, xmlDocGetRootElement(doc));
     }
     if (doc) {
         xmlFreeDoc(doc);

@@ -9,6 +9,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include <libxml/tree.h>
 
 #define RSP_HIDE_FROM_DISCOVERY "http://refeds.org/category/hide-from-discovery"
 
@@ -40,6 +41,11 @@ typedef struct {
  * URLs are left out. NULL only when md cannot be parsed. */
 rsp_idp_ui_t *rsp_idp_ui_of_metadata(apr_pool_t *p, const char *entity_id,
                                      const char *md);
+
+/* The same of an EntityDescriptor in a parsed document. NULL only when
+ * out of memory. */
+rsp_idp_ui_t *rsp_idp_ui_of_entity(apr_pool_t *p, const char *entity_id,
+                                   xmlNodePtr ed);
 
 /* The discovery feed of uis (rsp_idp_ui_t *), hidden ones left out: a
  * JSON array in the shape Shibboleth SP's DiscoFeed has (entityID,

@@ -8,12 +8,9 @@
 #include <libxml/xpathInternals.h>
 
 #include "rsp_md_filter.h"
+#include "rsp_metadata.h"
 #include "rsp_util.h"
 
-#define MD_NS "urn:oasis:names:tc:SAML:2.0:metadata"
-#define MDRPI_NS "urn:oasis:names:tc:SAML:metadata:rpi"
-#define MDATTR_NS "urn:oasis:names:tc:SAML:metadata:attribute"
-#define SAML_NS "urn:oasis:names:tc:SAML:2.0:assertion"
 #define ENTITY_CATEGORY "http://macedir.org/entity-category"
 
 static const char *const kinds[] = {"entity=", "registrar=", "category=", NULL};
@@ -77,31 +74,23 @@ static const char *text_of(apr_pool_t *p, xmlNodePtr n)
     return out;
 }
 
-static void read_facts(apr_pool_t *p, const char *md, facts_t *f)
+static void read_facts(apr_pool_t *p, xmlNodePtr ed, facts_t *f)
 {
-    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR
-                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
-    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
+    xmlXPathContextPtr ctx = rsp_metadata_xpath(ed);
     xmlXPathObjectPtr res;
-    xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
     xmlChar *v;
     int i;
 
     f->categories = apr_array_make(p, 2, sizeof(const char *));
-    if (!ctx || !root) {
-        goto done;
+    if (!ctx) {
+        return;
     }
-    if ((v = xmlGetProp(root, BAD_CAST "entityID")) != NULL) {
+    if ((v = xmlGetProp(ed, BAD_CAST "entityID")) != NULL) {
         f->entity_id = apr_pstrdup(p, (const char *)v);
         xmlFree(v);
     }
-    xmlXPathRegisterNs(ctx, BAD_CAST "md", BAD_CAST MD_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "mdrpi", BAD_CAST MDRPI_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "mdattr", BAD_CAST MDATTR_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "saml", BAD_CAST SAML_NS);
     res = xmlXPathEvalExpression(
-        BAD_CAST "/md:EntityDescriptor/md:Extensions/mdrpi:RegistrationInfo", ctx);
+        BAD_CAST "md:Extensions/mdrpi:RegistrationInfo", ctx);
     if (res && res->nodesetval && res->nodesetval->nodeNr == 1
         && (v = xmlGetProp(res->nodesetval->nodeTab[0],
                            BAD_CAST "registrationAuthority")) != NULL) {
@@ -112,7 +101,7 @@ static void read_facts(apr_pool_t *p, const char *md, facts_t *f)
         xmlXPathFreeObject(res);
     }
     res = xmlXPathEvalExpression(
-        BAD_CAST "/md:EntityDescriptor/md:Extensions/mdattr:EntityAttributes/"
+        BAD_CAST "md:Extensions/mdattr:EntityAttributes/"
                  "saml:Attribute[@Name='" ENTITY_CATEGORY "']/saml:AttributeValue",
         ctx);
     for (i = 0; res && res->nodesetval && i < res->nodesetval->nodeNr; i++) {
@@ -122,19 +111,12 @@ static void read_facts(apr_pool_t *p, const char *md, facts_t *f)
     if (res) {
         xmlXPathFreeObject(res);
     }
-
-done:
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
-    }
-    if (doc) {
-        xmlFreeDoc(doc);
-    }
+    xmlXPathFreeContext(ctx);
 }
 
-int rsp_md_filter_keeps(apr_pool_t *p, const char *entity_md,
-                        const apr_array_header_t *includes,
-                        const apr_array_header_t *excludes)
+int rsp_md_filter_keeps_entity(apr_pool_t *p, xmlNodePtr ed,
+                               const apr_array_header_t *includes,
+                               const apr_array_header_t *excludes)
 {
     facts_t f;
 
@@ -142,9 +124,33 @@ int rsp_md_filter_keeps(apr_pool_t *p, const char *entity_md,
         return 1;
     }
     memset(&f, 0, sizeof(f));
-    read_facts(p, entity_md, &f);
+    if (ed) {
+        read_facts(p, ed, &f);
+    }
+    else {
+        f.categories = apr_array_make(p, 1, sizeof(const char *));
+    }
     if (includes && includes->nelts && !any(&f, includes)) {
         return 0;
     }
     return !any(&f, excludes);
+}
+
+int rsp_md_filter_keeps(apr_pool_t *p, const char *entity_md,
+                        const apr_array_header_t *includes,
+                        const apr_array_header_t *excludes)
+{
+    xmlDocPtr doc;
+    int keeps;
+
+    if ((!includes || !includes->nelts) && (!excludes || !excludes->nelts)) {
+        return 1;
+    }
+    doc = rsp_metadata_read(entity_md, strlen(entity_md));
+    keeps = rsp_md_filter_keeps_entity(p, doc ? xmlDocGetRootElement(doc) : NULL,
+                                       includes, excludes);
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+    return keeps;
 }

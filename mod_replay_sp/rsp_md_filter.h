@@ -15,6 +15,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include <libxml/tree.h>
 
 /* NULL when s is a selector; else why not. */
 const char *rsp_md_selector_invalid(const char *s);
@@ -24,5 +25,11 @@ const char *rsp_md_selector_invalid(const char *s);
 int rsp_md_filter_keeps(apr_pool_t *p, const char *entity_md,
                         const apr_array_header_t *includes,
                         const apr_array_header_t *excludes);
+
+/* The same of an EntityDescriptor in a parsed document (NULL: one that
+ * could not be read, which no include selector matches). */
+int rsp_md_filter_keeps_entity(apr_pool_t *p, xmlNodePtr ed,
+                               const apr_array_header_t *includes,
+                               const apr_array_header_t *excludes);
 
 #endif

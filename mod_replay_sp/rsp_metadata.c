@@ -1,12 +1,15 @@
+#include <limits.h>
 #include <string.h>
 
 #include <apr_strings.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <libxml/xpathInternals.h>
 
 #include "rsp_metadata.h"
 
 #define NS_MD "urn:oasis:names:tc:SAML:2.0:metadata"
+#define NS_SAML2P "urn:oasis:names:tc:SAML:2.0:protocol"
 #define MAX_DEPTH 16
 
 static int is_md(const xmlNode *n, const char *name)
@@ -16,16 +19,37 @@ static int is_md(const xmlNode *n, const char *name)
         && !strcmp((const char *)n->name, name);
 }
 
-static int has_idp_role(const xmlNode *ed)
+/* Whether the space-separated list names the SAML 2.0 protocol. */
+static int saml2_protocol(const char *list)
 {
-    const xmlNode *c;
+    apr_size_t n = strlen(NS_SAML2P);
+    const char *at;
 
-    for (c = ed->children; c; c = c->next) {
-        if (is_md(c, "IDPSSODescriptor")) {
+    for (at = list ? strstr(list, NS_SAML2P) : NULL; at;
+         at = strstr(at + 1, NS_SAML2P)) {
+        if ((at == list || at[-1] == ' ' || at[-1] == '\t' || at[-1] == '\n')
+            && (!at[n] || at[n] == ' ' || at[n] == '\t' || at[n] == '\n')) {
             return 1;
         }
     }
     return 0;
+}
+
+xmlNodePtr rsp_metadata_idp_role(const xmlNode *ed)
+{
+    xmlNodePtr c;
+
+    for (c = ed->children; c; c = c->next) {
+        if (is_md(c, "IDPSSODescriptor")) {
+            xmlChar *v = xmlGetProp(c, BAD_CAST "protocolSupportEnumeration");
+            int ok = saml2_protocol((const char *)v);
+            xmlFree(v);
+            if (ok) {
+                return c;
+            }
+        }
+    }
+    return NULL;
 }
 
 /* The entity as a standalone document. */
@@ -54,8 +78,8 @@ static const char *standalone(apr_pool_t *p, xmlNodePtr ed)
     return out;
 }
 
-static const char *walk(apr_array_header_t *out, apr_pool_t *p, xmlNodePtr n,
-                        int depth)
+static const char *walk(xmlNodePtr n, int depth, rsp_metadata_idp_fn fn,
+                        void *baton, int *found)
 {
     xmlNodePtr c;
     const char *why;
@@ -64,33 +88,62 @@ static const char *walk(apr_array_header_t *out, apr_pool_t *p, xmlNodePtr n,
         return "EntitiesDescriptor nested too deeply";
     }
     if (is_md(n, "EntityDescriptor")) {
-        if (has_idp_role(n)) {
-            const char *text = standalone(p, n);
-            if (!text) {
-                return "cannot copy an EntityDescriptor";
-            }
-            APR_ARRAY_PUSH(out, const char *) = text;
+        if (rsp_metadata_idp_role(n)) {
+            ++*found;
+            return fn(baton, n);
         }
         return NULL;
     }
     for (c = n->children; c; c = c->next) {
         if ((is_md(c, "EntityDescriptor") || is_md(c, "EntitiesDescriptor"))
-            && (why = walk(out, p, c, depth + 1)) != NULL) {
+            && (why = walk(c, depth + 1, fn, baton, found)) != NULL) {
             return why;
         }
     }
     return NULL;
 }
 
-apr_status_t rsp_metadata_idps(apr_array_header_t **out, apr_pool_t *p,
-                               const char *md, const char **err)
+xmlDocPtr rsp_metadata_read(const char *md, apr_size_t len)
 {
-    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR
-                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+    if (len > INT_MAX) {
+        return NULL;
+    }
+    return xmlReadMemory(md, (int)len, NULL, NULL,
+                         XML_PARSE_NONET | XML_PARSE_NOERROR
+                             | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
+}
+
+xmlXPathContextPtr rsp_metadata_xpath(xmlNodePtr ed)
+{
+    static const char *const ns[][2] = {
+        {"md", NS_MD},
+        {"mdui", "urn:oasis:names:tc:SAML:metadata:ui"},
+        {"mdattr", "urn:oasis:names:tc:SAML:metadata:attribute"},
+        {"mdrpi", "urn:oasis:names:tc:SAML:metadata:rpi"},
+        {"saml", "urn:oasis:names:tc:SAML:2.0:assertion"},
+        {"shibmd", "urn:mace:shibboleth:metadata:1.0"},
+        {"ds", "http://www.w3.org/2000/09/xmldsig#"},
+    };
+    xmlXPathContextPtr ctx = ed ? xmlXPathNewContext(ed->doc) : NULL;
+    apr_size_t i;
+
+    for (i = 0; ctx && i < sizeof(ns) / sizeof(ns[0]); i++) {
+        xmlXPathRegisterNs(ctx, BAD_CAST ns[i][0], BAD_CAST ns[i][1]);
+    }
+    if (ctx) {
+        ctx->node = ed;
+    }
+    return ctx;
+}
+
+apr_status_t rsp_metadata_each_idp(const char *md, apr_size_t len,
+                                   rsp_metadata_idp_fn fn, void *baton,
+                                   const char **err)
+{
+    xmlDocPtr doc = rsp_metadata_read(md, len);
     xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-    apr_array_header_t *list = apr_array_make(p, 4, sizeof(const char *));
     const char *why = NULL;
+    int found = 0;
 
     if (!doc) {
         why = "not well-formed XML";
@@ -101,7 +154,7 @@ apr_status_t rsp_metadata_idps(apr_array_header_t **out, apr_pool_t *p,
     else if (!is_md(root, "EntityDescriptor") && !is_md(root, "EntitiesDescriptor")) {
         why = "not SAML 2.0 metadata (EntityDescriptor or EntitiesDescriptor)";
     }
-    else if ((why = walk(list, p, root, 0)) == NULL && list->nelts == 0) {
+    else if ((why = walk(root, 0, fn, baton, &found)) == NULL && found == 0) {
         why = is_md(root, "EntityDescriptor")
             ? "the entity has no IDPSSODescriptor"
             : "no entity with an IDPSSODescriptor in the EntitiesDescriptor";
@@ -113,6 +166,37 @@ apr_status_t rsp_metadata_idps(apr_array_header_t **out, apr_pool_t *p,
         *err = why;
         return APR_EINVAL;
     }
-    *out = list;
+    return APR_SUCCESS;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *list;
+} copies_t;
+
+static const char *copy_one(void *baton, xmlNodePtr ed)
+{
+    copies_t *c = baton;
+    const char *text = standalone(c->p, ed);
+
+    if (!text) {
+        return "cannot copy an EntityDescriptor";
+    }
+    APR_ARRAY_PUSH(c->list, const char *) = text;
+    return NULL;
+}
+
+apr_status_t rsp_metadata_idps(apr_array_header_t **out, apr_pool_t *p,
+                               const char *md, const char **err)
+{
+    copies_t c;
+
+    c.p = p;
+    c.list = apr_array_make(p, 4, sizeof(const char *));
+    if (rsp_metadata_each_idp(md, strlen(md), copy_one, &c, err)
+        != APR_SUCCESS) {
+        return APR_EINVAL;
+    }
+    *out = c.list;
     return APR_SUCCESS;
 }

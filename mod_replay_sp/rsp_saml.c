@@ -9,6 +9,7 @@
 #include <apr_base64.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
+#include <apr_thread_mutex.h>
 
 #include <lasso/lasso.h>
 #include <lasso/lasso_config.h>
@@ -43,14 +44,10 @@
 
 #include "rsp_log.h"
 #include "rsp_saml.h"
-#include "rsp_metadata.h"
 #include "rsp_saml_int.h"
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
-#include "rsp_idp_ui.h"
-#include "rsp_md_filter.h"
 #include "rsp_md_verify.h"
-#include "rsp_scope.h"
 
 
 #define MAX_FILE_SIZE (16 * 1024 * 1024)
@@ -460,31 +457,55 @@ int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
     return 0;
 }
 
-/* What every server of an SP is built from, parsed once per load: PEM
- * parsing through OpenSSL 3's decoders costs millions of instructions a
- * key, and Lasso copies (xmlSecKeyDuplicate) what it is given. Only read
- * while servers are built. */
+/* What every server of an SP is built from. The SP's own keys are
+ * parsed once per load: PEM parsing through OpenSSL 3's decoders costs
+ * millions of instructions a key, and Lasso copies (xmlSecKeyDuplicate)
+ * what it is given. An IdP's keys are decoded on its first use in a
+ * process and kept for the process's other threads (at most
+ * RSP_PROCESS_IDP_KEYS IdPs' worth), so that an aggregate of thousands
+ * of IdPs costs nothing for those nobody signs in from. Per process by
+ * design: each child has its own copy of this, filled as it is used. */
+typedef struct {
+    const char *first_pem;          /* what Lasso names the provider's key */
+    apr_array_header_t *keys;       /* LassoKey *, one per certificate */
+} idp_keys_t;
+
 struct rsp_saml_keys {
     LassoKey *signing;           /* NULL for a guard */
-    apr_array_header_t *idp;     /* per IdP: apr_array_header_t of LassoKey * */
     apr_array_header_t *dec;     /* rsp_dec_key_t *: dec_keys and
                                   * dec_certs, for rsp_saml_decrypt.c
                                   * (read by every thread) */
+    apr_thread_mutex_t *lock;    /* guards what follows */
+    apr_pool_t *idp_pool;        /* unmanaged: the IdPs' keys */
+    idp_keys_t **idp;            /* by rsp_idp_t.pos; NULL: not loaded */
+    int n_idp, loaded;
 };
+
+static void idp_keys_drop(struct rsp_saml_keys *k)
+{
+    int i, j;
+
+    for (i = 0; i < k->n_idp; i++) {
+        idp_keys_t *e = k->idp[i];
+        for (j = 0; e && j < e->keys->nelts; j++) {
+            g_object_unref(APR_ARRAY_IDX(e->keys, j, LassoKey *));
+        }
+        k->idp[i] = NULL;
+    }
+    k->loaded = 0;
+    apr_pool_clear(k->idp_pool);
+}
 
 static apr_status_t keys_free(void *data)
 {
     struct rsp_saml_keys *k = data;
-    int i, j;
 
     if (k->signing) {
         g_object_unref(k->signing);
     }
-    for (i = 0; k->idp && i < k->idp->nelts; i++) {
-        apr_array_header_t *a = APR_ARRAY_IDX(k->idp, i, apr_array_header_t *);
-        for (j = 0; j < a->nelts; j++) {
-            g_object_unref(APR_ARRAY_IDX(a, j, LassoKey *));
-        }
+    if (k->idp_pool) {
+        idp_keys_drop(k);
+        apr_pool_destroy(k->idp_pool);
     }
     return APR_SUCCESS;
 }
@@ -495,14 +516,21 @@ static LassoKey *key_from_pem(const char *pem)
         pem, strlen(pem), NULL, LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
 }
 
-static apr_status_t keys_load(const struct rsp_saml_keys **out, apr_pool_t *p,
+static apr_status_t keys_load(struct rsp_saml_keys **out, apr_pool_t *p,
                               const rsp_saml_sp_t *sp, const char **err)
 {
     struct rsp_saml_keys *k = apr_pcalloc(p, sizeof(*k));
-    int i, j;
+    apr_status_t rv;
 
-    k->idp = apr_array_make(p, sp->idp_keys->nelts ? sp->idp_keys->nelts : 1,
-                            sizeof(apr_array_header_t *));
+    if ((rv = apr_thread_mutex_create(&k->lock, APR_THREAD_MUTEX_DEFAULT, p))
+            != APR_SUCCESS
+        || (rv = apr_pool_create_unmanaged_ex(&k->idp_pool, NULL, NULL))
+            != APR_SUCCESS) {
+        *err = "cannot create the IdP key cache";
+        return rv;
+    }
+    k->n_idp = rsp_idp_count(sp->idps);
+    k->idp = apr_pcalloc(p, sizeof(idp_keys_t *) * (k->n_idp ? k->n_idp : 1));
     apr_pool_cleanup_register(p, k, keys_free, apr_pool_cleanup_null);
     if (rsp_saml_decrypt_keys_load(&k->dec, p, sp->dec_keys,
                                    sp->dec_certs, err)
@@ -513,25 +541,45 @@ static apr_status_t keys_load(const struct rsp_saml_keys **out, apr_pool_t *p,
         *err = "Lasso cannot load the signing key";
         return APR_EGENERAL;
     }
-    for (i = 0; i < sp->idp_keys->nelts; i++) {
-        const apr_array_header_t *pems =
-            APR_ARRAY_IDX(sp->idp_keys, i, apr_array_header_t *);
-        apr_array_header_t *a = apr_array_make(p, pems->nelts ? pems->nelts : 1,
-                                               sizeof(LassoKey *));
-        APR_ARRAY_PUSH(k->idp, apr_array_header_t *) = a;
-        for (j = 0; j < pems->nelts; j++) {
-            LassoKey *key = key_from_pem(APR_ARRAY_IDX(pems, j, const char *));
-            if (!key) {
-                *err = apr_psprintf(p, "Lasso cannot load signing key %d of "
-                                    "IdP %s", j + 1,
-                                    APR_ARRAY_IDX(sp->idp_ids, i, const char *));
-                return APR_EGENERAL;
-            }
-            APR_ARRAY_PUSH(a, LassoKey *) = key;
-        }
-    }
     *out = k;
     return APR_SUCCESS;
+}
+
+/* The IdP's keys, decoded now if this process has not yet: NULL when one
+ * of them cannot be loaded. Called with k->lock held. */
+static const idp_keys_t *idp_keys(struct rsp_saml_keys *k, const rsp_idp_t *idp)
+{
+    apr_array_header_t *pems;
+    idp_keys_t *e;
+    int i;
+
+    if (k->idp[idp->pos]) {
+        return k->idp[idp->pos];
+    }
+    if (k->loaded >= RSP_PROCESS_IDP_KEYS) {
+        idp_keys_drop(k);
+    }
+    pems = rsp_saml_idp_public_keys(k->idp_pool, idp->certs);
+    e = apr_pcalloc(k->idp_pool, sizeof(*e));
+    e->keys = apr_array_make(k->idp_pool, pems->nelts ? pems->nelts : 1,
+                             sizeof(LassoKey *));
+    e->first_pem = pems->nelts ? APR_ARRAY_IDX(pems, 0, const char *) : NULL;
+    for (i = 0; i < pems->nelts; i++) {
+        LassoKey *key = key_from_pem(APR_ARRAY_IDX(pems, i, const char *));
+        if (!key) {
+            for (i = 0; i < e->keys->nelts; i++) {
+                g_object_unref(APR_ARRAY_IDX(e->keys, i, LassoKey *));
+            }
+            rsp_log(RSP_LOG_ERR, "IdP %s: signing key %d of its "
+                    "metadata cannot be loaded: its responses are refused "
+                    "(check=issuer)", idp->entity_id, i + 1);
+            return NULL;
+        }
+        APR_ARRAY_PUSH(e->keys, LassoKey *) = key;
+    }
+    k->idp[idp->pos] = e;
+    k->loaded++;
+    return e;
 }
 
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
@@ -539,7 +587,8 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
 {
     apr_status_t rv;
     rsp_lasso_server_t *server;
-    int i, j, k;
+    int i, rc;
+    const char *first;
 
     if ((rv = load_keys(sp, p, input, err)) != APR_SUCCESS) {
         return rv;
@@ -549,22 +598,10 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
      * used to validate anything (Destination and Recipient are checked
      * against the request's public URL). */
     sp->sp_metadata = rsp_saml_metadata_xml(p, sp, sp->entity_id, 0);
-    sp->idp_metadata = apr_array_make(p, sp->idp_files->nelts, sizeof(char *));
-    sp->idp_ids = apr_array_make(p, sp->idp_files->nelts, sizeof(char *));
-    sp->idp_certs = apr_array_make(p, sp->idp_files->nelts,
-                                   sizeof(apr_array_header_t *));
-    sp->idp_keys = apr_array_make(p, sp->idp_files->nelts,
-                                  sizeof(apr_array_header_t *));
-    sp->idp_scopes = apr_array_make(p, sp->idp_files->nelts,
-                                    sizeof(rsp_scopes_t *));
-    sp->idp_ui = apr_array_make(p, sp->idp_files->nelts,
-                                sizeof(rsp_idp_ui_t *));
-    sp->idp_valid_until = apr_array_make(p, sp->idp_files->nelts,
-                                         sizeof(apr_time_t));
+    sp->idps = rsp_idp_index_make(p);
     for (i = 0; i < sp->idp_files->nelts; i++) {
         const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
         const char *file, *why = NULL;
-        apr_array_header_t *entities;
         const char *cert = sp->idp_file_certs
                            ? APR_ARRAY_IDX(sp->idp_file_certs, i, const char *)
                            : NULL;
@@ -588,70 +625,15 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                 return APR_EINVAL;
             }
         }
-        /* One IdP, or a federation's aggregate of many. */
-        if (rsp_metadata_idps(&entities, p, file, &why) != APR_SUCCESS) {
+        /* One IdP, or a federation's aggregate of many: parsed once. */
+        if (rsp_idp_index_add(sp->idps, p, file, strlen(file), valid_until,
+                              sp->idp_include, sp->idp_exclude, &why)
+            != APR_SUCCESS) {
             *err = apr_psprintf(p, "%s: %s", path, why);
             return APR_EINVAL;
         }
-        for (k = 0; k < entities->nelts; k++) {
-            const char *md = APR_ARRAY_IDX(entities, k, const char *);
-            const char *bare;
-            LassoProvider *prov;
-            apr_array_header_t *certs;
-            rsp_scopes_t *scopes = NULL;
-
-            if (!rsp_md_filter_keeps(p, md, sp->idp_include, sp->idp_exclude)) {
-                continue; /* not one of the IdPs this SP trusts */
-            }
-            bare = rsp_saml_without_key_descriptors(p, md);
-            prov = bare ? lasso_provider_new_from_buffer(
-                LASSO_PROVIDER_ROLE_IDP, bare, NULL, NULL) : NULL;
-
-            if (!prov || !prov->ProviderID) {
-                *err = apr_psprintf(p, "%s: not valid SAML 2.0 metadata of an "
-                                    "IdP (entity %d)", path, k + 1);
-                if (prov) {
-                    g_object_unref(prov);
-                }
-                return APR_EINVAL;
-            }
-            if (!(lasso_provider_get_roles(prov) & LASSO_PROVIDER_ROLE_IDP)) {
-                *err = apr_psprintf(p, "%s: entity %s has no IDPSSODescriptor",
-                                    path, prov->ProviderID);
-                g_object_unref(prov);
-                return APR_EINVAL;
-            }
-            for (j = 0; j < sp->idp_ids->nelts; j++) {
-                if (!strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *),
-                            prov->ProviderID)) {
-                    *err = apr_psprintf(p, "%s: IdP %s is already configured by "
-                                        "another metadata file or entity", path,
-                                        prov->ProviderID);
-                    g_object_unref(prov);
-                    return APR_EINVAL;
-                }
-            }
-            if (rsp_scopes_of_metadata(&scopes, p, md, &why) != APR_SUCCESS) {
-                *err = apr_psprintf(p, "%s: IdP %s: %s", path, prov->ProviderID,
-                                    why);
-                g_object_unref(prov);
-                return APR_EINVAL;
-            }
-            APR_ARRAY_PUSH(sp->idp_scopes, rsp_scopes_t *) = scopes;
-            APR_ARRAY_PUSH(sp->idp_ui, rsp_idp_ui_t *) =
-                rsp_idp_ui_of_metadata(p, prov->ProviderID, md);
-            APR_ARRAY_PUSH(sp->idp_valid_until, apr_time_t) = valid_until;
-            APR_ARRAY_PUSH(sp->idp_ids, const char *) =
-                apr_pstrdup(p, prov->ProviderID);
-            APR_ARRAY_PUSH(sp->idp_metadata, const char *) = bare;
-            certs = rsp_saml_idp_signing_certs(p, md);
-            APR_ARRAY_PUSH(sp->idp_certs, apr_array_header_t *) = certs;
-            APR_ARRAY_PUSH(sp->idp_keys, apr_array_header_t *) =
-                rsp_saml_idp_public_keys(p, certs);
-            g_object_unref(prov);
-        }
     }
-    if (!sp->idp_ids->nelts) {
+    if (!rsp_idp_count(sp->idps)) {
         *err = "no IdP is left once ReplaySPIdPInclude and ReplaySPIdPExclude "
                "have chosen";
         return APR_EINVAL;
@@ -659,23 +641,14 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     *input = RSP_SP_INPUT_SHA1;
     for (i = 0; sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {
         const char *idp = APR_ARRAY_IDX(sp->sha1_idps, i, const char *);
-        for (j = 0; j < sp->idp_ids->nelts
-                    && strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *), idp);
-             j++)
-            ;
-        if (j == sp->idp_ids->nelts) {
+        if (!rsp_idp_find(sp->idps, idp)) {
             *err = apr_psprintf(p, "%s is none of this SP's IdPs (their "
                                 "entityIDs, from ReplaySPIdPMetadataFile)", idp);
             return APR_EINVAL;
         }
     }
     *input = RSP_SP_INPUT_OTHER;
-    for (j = 0; sp->default_idp && j < sp->idp_ids->nelts
-                && strcmp(APR_ARRAY_IDX(sp->idp_ids, j, const char *),
-                          sp->default_idp);
-         j++)
-        ;
-    if (sp->default_idp && j == sp->idp_ids->nelts) {
+    if (sp->default_idp && !rsp_idp_find(sp->idps, sp->default_idp)) {
         *err = apr_psprintf(p, "ReplaySPDefaultIdP %s is none of this SP's "
                             "IdPs (their entityIDs, from "
                             "ReplaySPIdPMetadataFile)", sp->default_idp);
@@ -684,11 +657,20 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     if ((rv = keys_load(&sp->keys, p, sp, err)) != APR_SUCCESS) {
         return rv;
     }
-    /* Build one server now so that what a worker will do is proven here. */
+    /* Build one server, with the IdP a sign-in goes to first, now: what a
+     * worker will do is proven here. */
     if ((rv = rsp_saml_server_new(&server, sp, err)) != APR_SUCCESS) {
         return rv;
     }
+    *input = RSP_SP_INPUT_IDP;
+    first = sp->default_idp ? sp->default_idp
+                            : rsp_idp_at(sp->idps, 0)->entity_id;
+    rc = rsp_saml_server_idp(server, sp, first);
     rsp_saml_server_free(server);
+    if (rc != 0) {
+        *err = apr_psprintf(p, "IdP %s: %s", first, lasso_strerror(rc));
+        return APR_EGENERAL;
+    }
     return APR_SUCCESS;
 }
 
@@ -696,8 +678,7 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
  * bare keys (copies of the loaded ones), and our signing key for what we
  * send it. */
 static int add_idp(LassoServer *server, const char *md,
-                   const apr_array_header_t *pems,
-                   const apr_array_header_t *keys, LassoKey *signing)
+                   const idp_keys_t *keys, LassoKey *signing)
 {
     LassoProvider *prov = lasso_provider_new_from_buffer(
         LASSO_PROVIDER_ROLE_IDP, md, NULL, NULL);
@@ -711,15 +692,15 @@ static int add_idp(LassoServer *server, const char *md,
         rc = LASSO_SERVER_ERROR_ADD_PROVIDER_PROTOCOL_MISMATCH;
         goto done;
     }
-    for (i = 0; i < keys->nelts && rc == 0; i++) {
-        rc = lasso_provider_add_key(prov, APR_ARRAY_IDX(keys, i, LassoKey *),
+    for (i = 0; i < keys->keys->nelts && rc == 0; i++) {
+        rc = lasso_provider_add_key(prov, APR_ARRAY_IDX(keys->keys, i, LassoKey *),
                                     TRUE);
     }
     /* Lasso hands out a provider's keys only when the provider names a
      * public key of its own (or has KeyDescriptors): the first one, the
      * very text it would have loaded, already loaded. */
-    if (rc == 0 && pems->nelts) {
-        lasso_assign_string(prov->public_key, APR_ARRAY_IDX(pems, 0, const char *));
+    if (rc == 0 && keys->first_pem) {
+        lasso_assign_string(prov->public_key, keys->first_pem);
     }
     if (rc == 0 && signing) {
         rc = lasso_provider_set_server_signing_key(prov, signing);
@@ -731,6 +712,39 @@ done:
     if (prov) {
         g_object_unref(prov);
     }
+    return rc;
+}
+
+int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
+                        const char *entity_id)
+{
+    const rsp_idp_t *idp = rsp_idp_find(sp->idps, entity_id);
+    struct rsp_saml_keys *k = sp->keys;
+    const idp_keys_t *keys;
+    apr_pool_t *tmp;
+    int rc;
+
+    if (!idp) {
+        return LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
+    }
+    if (g_hash_table_lookup(server->providers, entity_id)) {
+        return 0;
+    }
+    if (g_hash_table_size(server->providers) >= RSP_SERVER_IDPS) {
+        g_hash_table_remove_all(server->providers);
+    }
+    if (apr_pool_create(&tmp, NULL) != APR_SUCCESS) {
+        return LASSO_SERVER_ERROR_ADD_PROVIDER_FAILED;
+    }
+    /* The keys are copied into the provider with the lock held: a
+     * process's cache may be emptied by another thread once released. */
+    apr_thread_mutex_lock(k->lock);
+    keys = idp_keys(k, idp);
+    rc = keys ? add_idp(server, rsp_idp_lasso_metadata(tmp, idp), keys,
+                        k->signing)
+              : LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
+    apr_thread_mutex_unlock(k->lock);
+    apr_pool_destroy(tmp);
     return rc;
 }
 
@@ -761,24 +775,13 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
         rc = lasso_server_set_encryption_private_key_with_password(
             server, APR_ARRAY_IDX(sp->dec_keys, i, const char *), NULL);
         if (rc != 0) {
-            goto fail;
-        }
-    }
-    for (i = 0; i < sp->idp_metadata->nelts; i++) {
-        rc = add_idp(server, APR_ARRAY_IDX(sp->idp_metadata, i, const char *),
-                     APR_ARRAY_IDX(sp->idp_keys, i, apr_array_header_t *),
-                     APR_ARRAY_IDX(sp->keys->idp, i, apr_array_header_t *),
-                     sp->keys->signing);
-        if (rc != 0) {
-            goto fail;
+            *err = lasso_strerror(rc);
+            g_object_unref(server);
+            return APR_EGENERAL;
         }
     }
     *out = server;
     return APR_SUCCESS;
-fail:
-    *err = lasso_strerror(rc);
-    g_object_unref(server);
-    return APR_EGENERAL;
 }
 
 const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp)

@@ -7,6 +7,7 @@
 #include <apr_tables.h>
 #include <apr_time.h>
 
+#include "rsp_idp_index.h"
 #include "rsp_util.h"
 
 typedef struct _LassoServer rsp_lasso_server_t;
@@ -57,19 +58,13 @@ typedef struct {
     const char *cert_pem;
     const char *cert_b64;           /* DER in base64, for metadata */
     const char *sp_metadata;        /* for our own LassoServer */
-    apr_array_header_t *idp_metadata; /* const char *, without KeyDescriptors */
-    apr_array_header_t *idp_ids;      /* const char *, same order */
-    apr_array_header_t *idp_certs;    /* signing certificates (opaque), same order */
-    apr_array_header_t *idp_keys;     /* their public keys (PEM), same order */
-    apr_array_header_t *idp_scopes;   /* rsp_scopes_t *: the scopes each
-                                       * declares, same order */
-    apr_array_header_t *idp_ui;       /* rsp_idp_ui_t *: how each is shown
-                                       * in discovery, same order */
-    apr_array_header_t *idp_valid_until; /* apr_time_t: the validUntil of
-                                          * each one's signed file (0: not
-                                          * signed), same order */
-    const struct rsp_saml_keys *keys; /* those and the signing key, loaded
-                                       * once: what servers are built from */
+    rsp_idp_index_t *idps;            /* the IdPs of every metadata file,
+                                       * read once */
+    struct rsp_saml_keys *keys;       /* the signing and decryption keys,
+                                       * loaded once, and each IdP's,
+                                       * loaded on its first use in a
+                                       * process: what servers are built
+                                       * from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
                                        * decrypts, tried in this order */
     apr_array_header_t *dec_certs;    /* const char *: the certificate (PEM)
@@ -110,10 +105,26 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
 
 /* A new LassoServer for a loaded sp (each thread uses its own: nothing
  * shared). Parses no signing key: only the decryption keys (Lasso has no
- * way to be given them parsed). */
+ * way to be given them parsed). It knows no IdP until
+ * rsp_saml_server_idp is asked for one. */
 apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err);
 void rsp_saml_server_free(rsp_lasso_server_t *server);
+
+/* Make the IdP entity_id known to server, from sp's index: its Lasso
+ * provider is built on the server's first need of it, with its keys as
+ * decoded on their first use in this process (both bounded: see
+ * RSP_SERVER_IDPS and RSP_PROCESS_IDP_KEYS). 0, or a Lasso error code
+ * (LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND when the IdP is none of sp's). */
+int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
+                        const char *entity_id);
+
+/* At most this many IdPs in one server (one worker thread's): past it,
+ * the server forgets those it holds and starts again. */
+#define RSP_SERVER_IDPS 128
+/* At most this many IdPs' decoded keys per process: past it, all are
+ * dropped and decoded again as they are used. */
+#define RSP_PROCESS_IDP_KEYS 2048
 
 /* Whether ReplaySPAllowSHA1 names idp. */
 int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp);
@@ -194,7 +205,7 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
  * Signature; *request_id the request's ID. The response is asked for at
  * acs_url with the HTTP-POST binding. */
 apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
-                                    const char *idp_id, const char *acs_url,
+                                    const rsp_saml_sp_t *sp, const char *idp_id, const char *acs_url,
                                     const char *relay_state, const char **url,
                                     const char **request_id, const char **err);
 
@@ -209,7 +220,7 @@ typedef struct {
 
 /* The IdP's HTTP-Redirect SingleLogoutService, or NULL when it has none. */
 char *rsp_saml_idp_slo_url(apr_pool_t *p, rsp_lasso_server_t *server,
-                           const char *idp_id);
+                           const rsp_saml_sp_t *sp, const char *idp_id);
 
 /* Whose session a LogoutRequest ends. */
 typedef struct {
@@ -222,6 +233,7 @@ typedef struct {
 /* A signed LogoutRequest to the IdP's SingleLogoutService: *url carries
  * SAMLRequest, RelayState, SigAlg and Signature. */
 apr_status_t rsp_saml_logout_request(apr_pool_t *p, rsp_lasso_server_t *server,
+                                     const rsp_saml_sp_t *sp,
                                      const rsp_logout_subject_t *who,
                                      const char *relay_state, const char **url,
                                      const char **request_id, const char **err);

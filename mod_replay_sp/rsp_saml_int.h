@@ -2,22 +2,16 @@
 #ifndef RSP_SAML_INT_H
 #define RSP_SAML_INT_H
 
-/* A certificate, DER. */
-typedef struct {
-    unsigned char *der;
-    int len;
-} der_t;
+/* A certificate, DER (rsp_idp_index.h). */
+typedef rsp_der_t der_t;
 
 /* rsp_saml_metadata.c: the SP's metadata (with_keys 0: without its
- * KeyDescriptors, for its own Lasso servers); an IdP's signing
- * certificates (der_t), their public keys (PEM), its metadata without
- * KeyDescriptors (NULL when unreadable). */
+ * KeyDescriptors, for its own Lasso servers); the public keys (PEM) of
+ * certificates (der_t). */
 const char *rsp_saml_metadata_xml(apr_pool_t *p, const rsp_saml_sp_t *sp,
                                   const char *base_url, int with_keys);
-apr_array_header_t *rsp_saml_idp_signing_certs(apr_pool_t *p, const char *md);
 apr_array_header_t *rsp_saml_idp_public_keys(apr_pool_t *p,
                                              const apr_array_header_t *certs);
-const char *rsp_saml_without_key_descriptors(apr_pool_t *p, const char *md);
 
 /* rsp_saml.c: the decryption keys loaded (rsp_dec_key_t *, in the order
  * of sp->dec_keys; rsp_saml_decrypt.h), NULL before rsp_saml_sp_load. */

@@ -47,6 +47,7 @@
 
 
 apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
+                                    const rsp_saml_sp_t *sp,
                                     const char *idp_id, const char *acs_url,
                                     const char *relay_state, const char **url,
                                     const char **request_id, const char **err)
@@ -60,8 +61,11 @@ apr_status_t rsp_saml_authn_request(apr_pool_t *p, rsp_lasso_server_t *server,
         *err = "cannot create a Lasso login";
         return APR_EGENERAL;
     }
-    rc = lasso_login_init_authn_request(login, idp_id,
-                                        LASSO_HTTP_METHOD_REDIRECT);
+    rc = rsp_saml_server_idp(server, sp, idp_id);
+    if (rc == 0) {
+        rc = lasso_login_init_authn_request(login, idp_id,
+                                            LASSO_HTTP_METHOD_REDIRECT);
+    }
     if (rc != 0 || !LASSO_IS_SAMLP2_AUTHN_REQUEST(LASSO_PROFILE(login)->request)) {
         *err = apr_psprintf(p, "cannot start an AuthnRequest for %s: %s", idp_id,
                             rc ? lasso_strerror(rc) : "no SAML 2.0 request");
@@ -98,9 +102,10 @@ done:
 /* ---- single logout (HTTP-Redirect) ---- */
 
 char *rsp_saml_idp_slo_url(apr_pool_t *p, rsp_lasso_server_t *server,
-                           const char *idp_id)
+                           const rsp_saml_sp_t *sp, const char *idp_id)
 {
-    LassoProvider *prov = lasso_server_get_provider(server, idp_id);
+    LassoProvider *prov = rsp_saml_server_idp(server, sp, idp_id) == 0
+                          ? lasso_server_get_provider(server, idp_id) : NULL;
     gchar *url;
     char *out = NULL;
 
@@ -237,6 +242,7 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
                                    const char **weak)
 {
     const EVP_MD *md = redirect_md(m->sig_alg);
+    const rsp_idp_t *known;
     apr_array_header_t *certs = NULL;
     unsigned char *sig;
     char *sigtext;
@@ -256,10 +262,8 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
     if (md == EVP_sha1()) {
         *weak = "the HTTP-Redirect signature uses rsa-sha1";
     }
-    for (i = 0; i < sp->idp_ids->nelts; i++) {
-        if (!strcmp(APR_ARRAY_IDX(sp->idp_ids, i, const char *), idp)) {
-            certs = APR_ARRAY_IDX(sp->idp_certs, i, apr_array_header_t *);
-        }
+    if ((known = rsp_idp_find(sp->idps, idp)) != NULL) {
+        certs = known->certs;
     }
     if (!certs || certs->nelts == 0) {
         return apr_psprintf(p, "no signing certificate for %s in its metadata",
@@ -297,16 +301,11 @@ static const char *known_issuer(apr_pool_t *p, const rsp_saml_sp_t *sp,
                                 const char *root, const char *issuer,
                                 const char **check)
 {
-    int i, known = 0;
-
     if (!issuer) {
         *check = "xml";
         return apr_psprintf(p, "%s without an Issuer", root);
     }
-    for (i = 0; i < sp->idp_ids->nelts; i++) {
-        known |= !strcmp(APR_ARRAY_IDX(sp->idp_ids, i, const char *), issuer);
-    }
-    if (!known) {
+    if (!rsp_idp_find(sp->idps, issuer)) {
         *check = "issuer";
         return apr_psprintf(p, "%s from %s, which is not an IdP of this SP",
                             root, issuer);
@@ -352,7 +351,8 @@ static const char *post_trusted(apr_pool_t *p, const rsp_saml_sp_t *sp,
         return apr_psprintf(p, "%s (SHA-1 is refused unless ReplaySPAllowSHA1 "
                             "names the IdP %s)", *weak, *issuer);
     }
-    if (!(idp = lasso_server_get_provider(server, *issuer))) {
+    if (rsp_saml_server_idp(server, sp, *issuer) != 0
+        || !(idp = lasso_server_get_provider(server, *issuer))) {
         return apr_psprintf(p, "%s from %s, which Lasso does not know", root,
                             *issuer);
     }
@@ -390,7 +390,16 @@ static const char *inbound(apr_pool_t *p, const rsp_saml_sp_t *sp,
         return why;
     }
     *lasso_msg = m.stripped;
-    return redirect_trusted(p, sp, &m, root, issuer, weak, check);
+    if ((why = redirect_trusted(p, sp, &m, root, issuer, weak, check))) {
+        return why;
+    }
+    /* what Lasso reads next needs the IdP in the server */
+    if (rsp_saml_server_idp(server, sp, *issuer) != 0) {
+        *check = "issuer";
+        return apr_psprintf(p, "%s from %s, whose metadata cannot be used",
+                            root, *issuer);
+    }
+    return NULL;
 }
 
 /* Lasso builds and validates logout messages against a session holding
@@ -443,6 +452,7 @@ static int set_session(LassoProfile *profile, const char *idp_id,
 }
 
 apr_status_t rsp_saml_logout_request(apr_pool_t *p, rsp_lasso_server_t *server,
+                                     const rsp_saml_sp_t *sp,
                                      const rsp_logout_subject_t *who,
                                      const char *relay_state, const char **url,
                                      const char **request_id, const char **err)
@@ -457,8 +467,9 @@ apr_status_t rsp_saml_logout_request(apr_pool_t *p, rsp_lasso_server_t *server,
         return APR_EGENERAL;
     }
     profile = LASSO_PROFILE(logout);
-    if ((rc = set_session(profile, who->idp, who->name_id, who->name_id_format,
-                          NULL, who->session_index)) != 0
+    if ((rc = rsp_saml_server_idp(server, sp, who->idp)) != 0
+        || (rc = set_session(profile, who->idp, who->name_id, who->name_id_format,
+                             NULL, who->session_index)) != 0
         || (rc = lasso_logout_init_request(logout, (char *)who->idp,
                                            LASSO_HTTP_METHOD_REDIRECT)) != 0) {
         *err = apr_psprintf(p, "cannot start a LogoutRequest to %s: %s",
@@ -556,6 +567,7 @@ done:
 
 struct rsp_slo_t {
     LassoLogout *logout;
+    const rsp_saml_sp_t *sp;
     int post;               /* the request came over HTTP-POST */
     const char *relay;      /* HTTP-POST: the RelayState to echo */
 };
@@ -600,6 +612,7 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
         return APR_EGENERAL;
     }
     slo->post = !in->query;
+    slo->sp = sp;
     slo->relay = in->query ? NULL : in->relay;
     slo->logout = lasso_logout_new(server);
     if (!slo->logout) {
@@ -690,7 +703,7 @@ apr_status_t rsp_saml_logout_answer(rsp_slo_t *slo, apr_pool_t *p,
          * LassoLogout's initial_http_request_method, a field its header
          * calls private and no function sets): set it to the one chosen. */
         profile->http_request_method =
-            rsp_saml_idp_slo_url(p, profile->server, req->issuer)
+            rsp_saml_idp_slo_url(p, profile->server, slo->sp, req->issuer)
                 ? LASSO_HTTP_METHOD_REDIRECT : LASSO_HTTP_METHOD_POST;
         slo->logout->initial_http_request_method = profile->http_request_method;
         lasso_assign_string(profile->msg_relayState, slo->relay);

@@ -134,7 +134,7 @@ static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
         return APR_SUCCESS; /* the decrypted assertion must be signed */
     }
     idp = shape->issuer ? lasso_server_get_provider(server, shape->issuer)
-                        : NULL;
+                        : NULL; /* made known before (rsp_saml_server_idp) */
     if (!idp) {
         *check = "issuer";
         *detail = apr_psprintf(p, "Response Issuer %s is none of our IdPs",
@@ -154,32 +154,15 @@ static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
 }
 
 
-/* The issuer's place among the SP's IdPs, or -1. */
-static int idp_index(const rsp_check_params_t *cp, const char *issuer)
-{
-    int i;
-
-    for (i = 0; cp->sp && cp->sp->idp_ids && i < cp->sp->idp_ids->nelts; i++) {
-        if (!strcmp(APR_ARRAY_IDX(cp->sp->idp_ids, i, const char *), issuer)) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 /* The validUntil of the signed metadata file naming the issuer, when it
  * has passed (else 0). */
 static apr_time_t metadata_expired(const rsp_check_params_t *cp,
                                    const char *issuer)
 {
-    int i = idp_index(cp, issuer);
-    apr_time_t vu;
+    const rsp_idp_t *idp = cp->sp ? rsp_idp_find(cp->sp->idps, issuer) : NULL;
 
-    if (i < 0 || !cp->sp->idp_valid_until || i >= cp->sp->idp_valid_until->nelts) {
-        return 0;
-    }
-    vu = APR_ARRAY_IDX(cp->sp->idp_valid_until, i, apr_time_t);
-    return vu && cp->now >= vu ? vu : 0;
+    return idp && idp->valid_until && cp->now >= idp->valid_until
+        ? idp->valid_until : 0;
 }
 
 /* Drop the values of scoped attributes outside the scopes the issuer's
@@ -189,12 +172,11 @@ static int scoped_values_refused(rsp_assertion_t *res, apr_pool_t *p,
                                  const rsp_check_params_t *cp,
                                  const char **detail)
 {
-    const rsp_scopes_t *scopes = NULL;
-    int i = idp_index(cp, res->issuer);
+    const rsp_idp_t *idp = cp->sp ? rsp_idp_find(cp->sp->idps, res->issuer)
+                                  : NULL;
+    const rsp_scopes_t *scopes = idp ? idp->scopes : NULL;
+    int i;
 
-    if (i >= 0 && cp->sp->idp_scopes) {
-        scopes = APR_ARRAY_IDX(cp->sp->idp_scopes, i, const rsp_scopes_t *);
-    }
     res->scope_dropped = rsp_scope_filter(p, scopes,
                                           cp->sp ? cp->sp->scoped_names : NULL,
                                           res->attributes);
@@ -262,6 +244,12 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
         REFUSE("weak-signature", "%s (SHA-1 is refused unless "
                "ReplaySPAllowSHA1 names the IdP %s)", shape.weak,
                shape.issuer ? shape.issuer : "(no Issuer)");
+    }
+    /* The issuer's provider, in this server from now on (Lasso finds it
+     * by the Issuer; one that is none of ours stays unknown: Lasso's
+     * refusal, check=issuer). */
+    if (shape.issuer && cp->sp) {
+        (void)rsp_saml_server_idp(server, cp->sp, shape.issuer);
     }
     res = apr_pcalloc(p, sizeof(*res));
     res->weak_signature = shape.weak;

@@ -10,11 +10,10 @@
 #include <libxml/xpathInternals.h>
 
 #include "rsp_saml.h"
+#include "rsp_metadata.h"
 #include "rsp_scope.h"
 #include "rsp_util.h"
 
-#define SHIBMD_NS "urn:mace:shibboleth:metadata:1.0"
-#define MD_NS "urn:oasis:names:tc:SAML:2.0:metadata"
 
 typedef struct {
     const char *value;
@@ -96,44 +95,51 @@ static apr_status_t add_scope(rsp_scopes_t *s, apr_pool_t *p, xmlNodePtr n,
     return APR_SUCCESS;
 }
 
-apr_status_t rsp_scopes_of_metadata(rsp_scopes_t **out, apr_pool_t *p,
-                                    const char *md, const char **err)
+apr_status_t rsp_scopes_of_entity(rsp_scopes_t **out, apr_pool_t *p,
+                                  xmlNodePtr ed, const char **err)
 {
     rsp_scopes_t *s = apr_pcalloc(p, sizeof(*s));
-    xmlDocPtr doc = xmlReadMemory(md, (int)strlen(md), NULL, NULL,
-                                  XML_PARSE_NONET | XML_PARSE_NOERROR
-                                      | XML_PARSE_NOWARNING | XML_PARSE_HUGE);
-    xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
+    xmlXPathContextPtr ctx = rsp_metadata_xpath(ed);
     xmlXPathObjectPtr res = NULL;
     apr_status_t rv = APR_SUCCESS;
     int i;
 
-    s->list = apr_array_make(p, 2, sizeof(scope_t));
+    s->list = apr_array_make(p, 1, sizeof(scope_t));
     if (!ctx) {
         *err = "metadata that cannot be read";
-        rv = APR_EINVAL;
-        goto done;
+        return APR_EINVAL;
     }
-    xmlXPathRegisterNs(ctx, BAD_CAST "md", BAD_CAST MD_NS);
-    xmlXPathRegisterNs(ctx, BAD_CAST "shibmd", BAD_CAST SHIBMD_NS);
     res = xmlXPathEvalExpression(
-        BAD_CAST "/md:EntityDescriptor/md:Extensions/shibmd:Scope | "
-                 "/md:EntityDescriptor/md:IDPSSODescriptor/md:Extensions/"
-                 "shibmd:Scope", ctx);
+        BAD_CAST "md:Extensions/shibmd:Scope | "
+                 "md:IDPSSODescriptor/md:Extensions/shibmd:Scope", ctx);
     for (i = 0; res && res->nodesetval && i < res->nodesetval->nodeNr; i++) {
         if ((rv = add_scope(s, p, res->nodesetval->nodeTab[i], err))
             != APR_SUCCESS) {
-            goto done;
+            break;
         }
     }
-    *out = s;
-
-done:
+    if (rv == APR_SUCCESS) {
+        *out = s;
+    }
     if (res) {
         xmlXPathFreeObject(res);
     }
-    if (ctx) {
-        xmlXPathFreeContext(ctx);
+    xmlXPathFreeContext(ctx);
+    return rv;
+}
+
+apr_status_t rsp_scopes_of_metadata(rsp_scopes_t **out, apr_pool_t *p,
+                                    const char *md, const char **err)
+{
+    xmlDocPtr doc = rsp_metadata_read(md, strlen(md));
+    apr_status_t rv;
+
+    if (!doc || !xmlDocGetRootElement(doc)) {
+        *err = "metadata that cannot be read";
+        rv = APR_EINVAL;
+    }
+    else {
+        rv = rsp_scopes_of_entity(out, p, xmlDocGetRootElement(doc), err);
     }
     if (doc) {
         xmlFreeDoc(doc);

@@ -13,6 +13,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include <libxml/tree.h>
 
 typedef struct rsp_scopes rsp_scopes_t;
 
@@ -30,6 +31,10 @@ typedef struct {
  * Compiled expressions are freed with p. */
 apr_status_t rsp_scopes_of_metadata(rsp_scopes_t **out, apr_pool_t *p,
                                     const char *md, const char **err);
+
+/* The same of an EntityDescriptor in a parsed document. */
+apr_status_t rsp_scopes_of_entity(rsp_scopes_t **out, apr_pool_t *p,
+                                  xmlNodePtr ed, const char **err);
 
 /* How many scopes s declares. */
 int rsp_scopes_count(const rsp_scopes_t *s);

@@ -1,6 +1,6 @@
 /* replay-sp metadata: what a metadata file holds and what the module
  * would trust of it, read as the module reads it (rsp_md_verify.h,
- * rsp_metadata.h, rsp_scope.h, rsp_idp_ui.h). */
+ * rsp_idp_index.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,9 +8,8 @@
 #include <apr_strings.h>
 
 #include "replay-sp.h"
-#include "rsp_idp_ui.h"
+#include "rsp_idp_index.h"
 #include "rsp_md_verify.h"
-#include "rsp_metadata.h"
 #include "rsp_saml.h"
 #include "rsp_scope.h"
 
@@ -44,21 +43,10 @@ static int read_all(tool_t *t, const char *path, const char **out)
     return RSP_EXIT_OK;
 }
 
-/* The entity ID an entity's metadata names. */
-static const char *entity_id_of(apr_pool_t *p, const char *md)
-{
-    const char *a = strstr(md, "entityID=\""), *e;
-
-    if (!a || !(e = strchr(a + 10, '"'))) {
-        return "?";
-    }
-    return apr_pstrmemdup(p, a + 10, (apr_size_t)(e - a - 10));
-}
-
 int cmd_metadata(tool_t *t)
 {
     const char *path, *cert, *md, *pem = NULL, *err = NULL, *verdict, *v;
-    apr_array_header_t *idps;
+    rsp_idp_index_t *idps = rsp_idp_index_make(t->p);
     apr_time_t valid_until = 0;
     apr_int64_t max_validity = RSP_MD_MAX_VALIDITY;
     char *end;
@@ -97,7 +85,8 @@ int cmd_metadata(tool_t *t)
             refused = 1;
         }
     }
-    if (rsp_metadata_idps(&idps, t->p, md, &err) != APR_SUCCESS) {
+    if (rsp_idp_index_add(idps, t->p, md, strlen(md), valid_until, NULL, NULL,
+                          &err) != APR_SUCCESS) {
         tool_error("%s: %s", path, err);
         return RSP_EXIT_FINDING;
     }
@@ -108,37 +97,30 @@ int cmd_metadata(tool_t *t)
                valid_until ? tool_json(t->p, tool_time(t->p, valid_until)) : "null");
     }
     else {
-        printf("%s: %d IdPs\nsignature: %s\n", path, idps->nelts, verdict);
+        printf("%s: %d IdPs\nsignature: %s\n", path, rsp_idp_count(idps),
+               verdict);
         if (valid_until) {
             printf("valid until: %s\n", tool_time(t->p, valid_until));
         }
         printf("%s\n", refused ? "the module would refuse this file (httpd does "
                                  "not start)" : "the module would trust these IdPs:");
     }
-    for (i = 0; i < idps->nelts; i++) {
-        const char *e = APR_ARRAY_IDX(idps, i, const char *);
-        const char *id = entity_id_of(t->p, e);
-        rsp_idp_ui_t *ui = rsp_idp_ui_of_metadata(t->p, id, e);
-        rsp_scopes_t *scopes = NULL;
-        const char *serr = NULL;
-        int nscopes = rsp_scopes_of_metadata(&scopes, t->p, e, &serr) == APR_SUCCESS
-                      ? rsp_scopes_count(scopes) : -1;
-        const char *name = ui && ui->names->nelts
-                           ? APR_ARRAY_IDX(ui->names, 0, rsp_ui_text_t).value : NULL;
+    for (i = 0; i < rsp_idp_count(idps); i++) {
+        const rsp_idp_t *idp = rsp_idp_at(idps, i);
+        const char *id = idp->entity_id;
+        int nscopes = rsp_scopes_count(idp->scopes);
+        const char *name = idp->ui->names->nelts
+            ? APR_ARRAY_IDX(idp->ui->names, 0, rsp_ui_text_t).value : NULL;
         if (t->json) {
-            printf("%s{\"entity_id\":%s,\"name\":%s,\"scopes\":%d,\"hidden\":%s%s%s}",
+            printf("%s{\"entity_id\":%s,\"name\":%s,\"scopes\":%d,\"hidden\":%s}",
                    i ? "," : "", tool_json(t->p, id), tool_json(t->p, name),
-                   nscopes, ui && ui->hidden ? "true" : "false",
-                   serr ? ",\"scope_error\":" : "", serr ? tool_json(t->p, serr) : "");
+                   nscopes, idp->ui->hidden ? "true" : "false");
         }
         else {
-            printf("  %s%s  scopes: %d%s%s\n", id,
-                   name ? apr_psprintf(t->p, "  \"%s\"", name) : "",
-                   nscopes < 0 ? 0 : nscopes,
-                   ui && ui->hidden ? "  (hidden from discovery)" : "",
-                   serr ? apr_pstrcat(t->p, "  refused: ", serr, NULL) : "");
+            printf("  %s%s  scopes: %d%s\n", id,
+                   name ? apr_psprintf(t->p, "  \"%s\"", name) : "", nscopes,
+                   idp->ui->hidden ? "  (hidden from discovery)" : "");
         }
-        refused |= serr != NULL;
     }
     if (t->json) {
         printf("]}\n");

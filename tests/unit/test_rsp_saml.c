@@ -68,8 +68,8 @@ START_TEST(test_load)
 
     ck_assert_msg(rsp_saml_sp_load(&sp, pool, &input, &err) == APR_SUCCESS,
                   "load: %s", err);
-    ck_assert_int_eq(sp.idp_ids->nelts, 1);
-    ck_assert_str_eq(APR_ARRAY_IDX(sp.idp_ids, 0, const char *), IDP_ENTITY);
+    ck_assert_int_eq(rsp_idp_count(sp.idps), 1);
+    ck_assert_str_eq(rsp_idp_at(sp.idps, 0)->entity_id, IDP_ENTITY);
     ck_assert_int_gt((int)strlen(sp.cert_b64), 100);
     /* the signing pair also decrypts, and the metadata publishes it */
     ck_assert_int_eq(sp.dec_keys->nelts, 1);

@@ -101,7 +101,7 @@ START_TEST(test_authn_request)
 {
     const char *url = NULL, *id = NULL, *err = NULL;
 
-    ck_assert_msg(rsp_saml_authn_request(pool, saml_server, IDP_ENTITY,
+    ck_assert_msg(rsp_saml_authn_request(pool, saml_server, &saml_sp, IDP_ENTITY,
                                          ACS_URL, "token-1", &url, &id, &err)
                   == APR_SUCCESS, "AuthnRequest: %s", err ? err : "?");
     /* to the IdP's SingleSignOnService, the RelayState as given, unsigned
@@ -112,7 +112,7 @@ START_TEST(test_authn_request)
     ck_assert_ptr_null(strstr(url, "Signature="));
     ck_assert(id && id[0] == '_' && strlen(id) >= 16);
     /* an IdP this SP does not know */
-    ck_assert_int_ne(rsp_saml_authn_request(pool, saml_server,
+    ck_assert_int_ne(rsp_saml_authn_request(pool, saml_server, &saml_sp,
                                             "https://unknown.example/idp",
                                             ACS_URL, "t", &url, &id, &err),
                      APR_SUCCESS);

@@ -29,10 +29,9 @@ START_TEST(test_metadata)
     /* names are escaped */
     md = rsp_saml_metadata(pool, &saml_sp, "https://sp.example/a&b<\"");
     ck_assert_ptr_nonnull(strstr(md, "https://sp.example/a&amp;b&lt;&quot;/acs"));
-    /* the IdP's signing key, taken from its metadata */
-    ck_assert_int_eq(saml_sp.idp_keys->nelts, 1);
-    ck_assert_int_eq(APR_ARRAY_IDX(saml_sp.idp_keys, 0,
-                                   apr_array_header_t *)->nelts, 1);
+    /* the IdP's signing certificate, taken from its metadata */
+    ck_assert_int_eq(rsp_idp_count(saml_sp.idps), 1);
+    ck_assert_int_eq(rsp_idp_at(saml_sp.idps, 0)->certs->nelts, 1);
 }
 END_TEST
 

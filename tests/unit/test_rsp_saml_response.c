@@ -164,8 +164,8 @@ START_TEST(test_metadata_expired)
     rsp_assertion_t *a;
     const char *check, *detail;
 
-    ck_assert_int_eq(saml_sp.idp_valid_until->nelts, 1);
-    vu = &APR_ARRAY_IDX(saml_sp.idp_valid_until, 0, apr_time_t);
+    ck_assert_int_eq(rsp_idp_count(saml_sp.idps), 1);
+    vu = &((rsp_idp_t *)rsp_idp_at(saml_sp.idps, 0))->valid_until;
     ck_assert(*vu == 0);             /* not signed: no validUntil kept */
     *vu = apr_time_now() - apr_time_from_sec(1);
     ck_assert_int_ne(rsp_unit_saml_process(good, &a, &check, &detail), APR_SUCCESS);

@@ -1,0 +1,261 @@
+/* The IdPs an SP trusts, read once into an index (rsp_idp_index.h). */
+#include <string.h>
+
+#include <apr_base64.h>
+#include <apr_strings.h>
+
+#include <libxml/tree.h>
+#include <openssl/x509.h>
+
+#include "rsp_idp_index.h"
+#include "rsp_md_filter.h"
+#include "rsp_metadata.h"
+#include "rsp_util.h"
+
+#define NS_MD "urn:oasis:names:tc:SAML:2.0:metadata"
+#define NS_DS "http://www.w3.org/2000/09/xmldsig#"
+
+rsp_idp_index_t *rsp_idp_index_make(apr_pool_t *p)
+{
+    rsp_idp_index_t *ix = apr_pcalloc(p, sizeof(*ix));
+
+    ix->list = apr_array_make(p, 4, sizeof(rsp_idp_t *));
+    ix->uis = apr_array_make(p, 4, sizeof(rsp_idp_ui_t *));
+    ix->by_id = apr_hash_make(p);
+    return ix;
+}
+
+static int is_el(const xmlNode *n, const char *ns, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
+        && !strcmp((const char *)n->ns->href, ns)
+        && !strcmp((const char *)n->name, name);
+}
+
+/* An attribute's value in p; NULL when absent or empty. */
+static const char *attr(apr_pool_t *p, xmlNodePtr n, const char *name)
+{
+    xmlChar *v = xmlGetProp(n, BAD_CAST name);
+    const char *out = v && *v ? apr_pstrdup(p, (const char *)v) : NULL;
+
+    xmlFree(v);
+    return out;
+}
+
+static void add_endpoint(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
+{
+    rsp_md_endpoint_t e;
+
+    e.binding = attr(p, n, "Binding");
+    e.location = attr(p, n, "Location");
+    e.response_location = attr(p, n, "ResponseLocation");
+    if (e.binding && e.location) {
+        APR_ARRAY_PUSH(to, rsp_md_endpoint_t) = e;
+    }
+}
+
+/* A certificate's base64 text, white space and all, as DER when it is
+ * one. */
+static void add_cert(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
+{
+    xmlChar *text = xmlNodeGetContent(n);
+    char *clean, *o;
+    const char *c;
+    const unsigned char *q;
+    rsp_der_t d;
+    X509 *x;
+
+    if (!text) {
+        return;
+    }
+    clean = o = apr_palloc(p, strlen((char *)text) + 1);
+    for (c = (char *)text; *c; c++) {
+        if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
+            *o++ = *c;
+        }
+    }
+    *o = '\0';
+    xmlFree(text);
+    d.der = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean));
+    d.len = apr_base64_decode_binary(d.der, clean);
+    q = d.der;
+    if (d.len > 0 && (x = d2i_X509(NULL, &q, d.len)) != NULL) {
+        X509_free(x);
+        APR_ARRAY_PUSH(to, rsp_der_t) = d;
+    }
+}
+
+/* Every ds:X509Certificate under n. */
+static void find_certs(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n,
+                       int depth)
+{
+    xmlNodePtr c;
+
+    for (c = n->children; c && depth < 8; c = c->next) {
+        if (is_el(c, NS_DS, "X509Certificate")) {
+            add_cert(to, p, c);
+        }
+        else if (c->type == XML_ELEMENT_NODE) {
+            find_certs(to, p, c, depth + 1);
+        }
+    }
+}
+
+static void read_role(rsp_idp_t *idp, apr_pool_t *p, xmlNodePtr role)
+{
+    xmlNodePtr c;
+    const char *v = attr(p, role, "WantAuthnRequestsSigned");
+
+    idp->want_requests_signed = v && (!strcmp(v, "true") || !strcmp(v, "1"));
+    idp->sso = apr_array_make(p, 2, sizeof(rsp_md_endpoint_t));
+    idp->slo = apr_array_make(p, 2, sizeof(rsp_md_endpoint_t));
+    idp->name_id_formats = apr_array_make(p, 1, sizeof(const char *));
+    idp->certs = apr_array_make(p, 1, sizeof(rsp_der_t));
+    for (c = role->children; c; c = c->next) {
+        if (is_el(c, NS_MD, "SingleSignOnService")) {
+            add_endpoint(idp->sso, p, c);
+        }
+        else if (is_el(c, NS_MD, "SingleLogoutService")) {
+            add_endpoint(idp->slo, p, c);
+        }
+        else if (is_el(c, NS_MD, "NameIDFormat")) {
+            xmlChar *t = xmlNodeGetContent(c);
+            const char *f = rsp_trimmed(p, (const char *)t);
+            xmlFree(t);
+            if (*f) {
+                APR_ARRAY_PUSH(idp->name_id_formats, const char *) = f;
+            }
+        }
+        else if (is_el(c, NS_MD, "KeyDescriptor")) {
+            const char *use = attr(p, c, "use");
+            if (!use || !strcmp(use, "signing")) {
+                find_certs(idp->certs, p, c, 0);
+            }
+        }
+    }
+}
+
+typedef struct {
+    rsp_idp_index_t *ix;
+    apr_pool_t *p;
+    apr_time_t valid_until;
+    const apr_array_header_t *includes, *excludes;
+    int n;                            /* IdP entities seen */
+} adding_t;
+
+static const char *add_one(void *baton, xmlNodePtr ed)
+{
+    adding_t *a = baton;
+    apr_pool_t *p = a->p;
+    const char *id = attr(p, ed, "entityID"), *why = NULL;
+    rsp_idp_t *idp;
+
+    a->n++;
+    if (!id) {
+        return apr_psprintf(p, "not valid SAML 2.0 metadata of an IdP "
+                            "(entity %d has no entityID)", a->n);
+    }
+    if (!rsp_md_filter_keeps_entity(p, ed, a->includes, a->excludes)) {
+        a->ix->skipped++;
+        return NULL;
+    }
+    if (apr_hash_get(a->ix->by_id, id, APR_HASH_KEY_STRING)) {
+        return apr_psprintf(p, "IdP %s is already configured by another "
+                            "metadata file or entity", id);
+    }
+    idp = apr_pcalloc(p, sizeof(*idp));
+    idp->entity_id = id;
+    idp->valid_until = a->valid_until;
+    read_role(idp, p, rsp_metadata_idp_role(ed));
+    if (rsp_scopes_of_entity(&idp->scopes, p, ed, &why) != APR_SUCCESS) {
+        return apr_psprintf(p, "IdP %s: %s", id, why);
+    }
+    if (!(idp->ui = rsp_idp_ui_of_entity(p, id, ed))) {
+        return "out of memory";
+    }
+    idp->pos = a->ix->list->nelts;
+    APR_ARRAY_PUSH(a->ix->list, rsp_idp_t *) = idp;
+    APR_ARRAY_PUSH(a->ix->uis, rsp_idp_ui_t *) = idp->ui;
+    apr_hash_set(a->ix->by_id, id, APR_HASH_KEY_STRING, idp);
+    if (a->valid_until && (!a->ix->valid_until
+                           || a->valid_until < a->ix->valid_until)) {
+        a->ix->valid_until = a->valid_until;
+    }
+    return NULL;
+}
+
+apr_status_t rsp_idp_index_add(rsp_idp_index_t *ix, apr_pool_t *p,
+                               const char *md, apr_size_t len,
+                               apr_time_t valid_until,
+                               const apr_array_header_t *includes,
+                               const apr_array_header_t *excludes,
+                               const char **err)
+{
+    adding_t a;
+
+    memset(&a, 0, sizeof(a));
+    a.ix = ix;
+    a.p = p;
+    a.valid_until = valid_until;
+    a.includes = includes;
+    a.excludes = excludes;
+    return rsp_metadata_each_idp(md, len, add_one, &a, err);
+}
+
+const rsp_idp_t *rsp_idp_find(const rsp_idp_index_t *ix, const char *entity_id)
+{
+    return ix && entity_id
+        ? apr_hash_get(ix->by_id, entity_id, APR_HASH_KEY_STRING) : NULL;
+}
+
+int rsp_idp_count(const rsp_idp_index_t *ix)
+{
+    return ix ? ix->list->nelts : 0;
+}
+
+const rsp_idp_t *rsp_idp_at(const rsp_idp_index_t *ix, int n)
+{
+    return ix && n >= 0 && n < ix->list->nelts
+        ? APR_ARRAY_IDX(ix->list, n, const rsp_idp_t *) : NULL;
+}
+
+static const char *endpoints(apr_pool_t *p, const char *element,
+                             const apr_array_header_t *list)
+{
+    const char *out = "";
+    int i;
+
+    for (i = 0; i < list->nelts; i++) {
+        const rsp_md_endpoint_t *e = &APR_ARRAY_IDX(list, i, rsp_md_endpoint_t);
+        out = apr_pstrcat(
+            p, out, "<md:", element, " Binding=\"",
+            rsp_html_escape(p, e->binding), "\" Location=\"",
+            rsp_html_escape(p, e->location), "\"",
+            e->response_location ? " ResponseLocation=\"" : "",
+            e->response_location ? rsp_html_escape(p, e->response_location) : "",
+            e->response_location ? "\"" : "", "/>", NULL);
+    }
+    return out;
+}
+
+const char *rsp_idp_lasso_metadata(apr_pool_t *p, const rsp_idp_t *idp)
+{
+    const char *formats = "";
+    int i;
+
+    for (i = 0; i < idp->name_id_formats->nelts; i++) {
+        formats = apr_pstrcat(
+            p, formats, "<md:NameIDFormat>",
+            rsp_html_escape(p, APR_ARRAY_IDX(idp->name_id_formats, i,
+                                             const char *)),
+            "</md:NameIDFormat>", NULL);
+    }
+    return apr_pstrcat(
+        p, "<md:EntityDescriptor xmlns:md=\"" NS_MD "\" entityID=\"",
+        rsp_html_escape(p, idp->entity_id), "\"><md:IDPSSODescriptor "
+        "protocolSupportEnumeration=\"urn:oasis:names:tc:SAML:2.0:protocol\"",
+        idp->want_requests_signed ? " WantAuthnRequestsSigned=\"true\"" : "",
+        ">", endpoints(p, "SingleLogoutService", idp->slo), formats,
+        endpoints(p, "SingleSignOnService", idp->sso),
+        "</md:IDPSSODescriptor></md:EntityDescriptor>", NULL);
+}
