@@ -5,7 +5,6 @@
 #include <apr_strings.h>
 
 #include <libxml/tree.h>
-#include <openssl/x509.h>
 
 #include "rsp_idp_index.h"
 #include "rsp_md_filter.h"
@@ -54,16 +53,18 @@ static void add_endpoint(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
     }
 }
 
-/* A certificate's base64 text, white space and all, as DER when it is
- * one. */
+/* A certificate's base64 text, white space and all, as DER. It is not
+ * decoded here: OpenSSL 3 takes about a million instructions to decode a
+ * certificate (its public key through the provider's decoders), which an
+ * aggregate of thousands would pay at every start for IdPs nobody signs
+ * in from. It is decoded on the IdP's first use; one that does not
+ * decode then is no key of the IdP's (rsp_saml_idp_public_keys). */
 static void add_cert(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
 {
     xmlChar *text = xmlNodeGetContent(n);
     char *clean, *o;
     const char *c;
-    const unsigned char *q;
     rsp_der_t d;
-    X509 *x;
 
     if (!text) {
         return;
@@ -78,9 +79,7 @@ static void add_cert(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
     xmlFree(text);
     d.der = apr_palloc(p, (apr_size_t)apr_base64_decode_len(clean));
     d.len = apr_base64_decode_binary(d.der, clean);
-    q = d.der;
-    if (d.len > 0 && (x = d2i_X509(NULL, &q, d.len)) != NULL) {
-        X509_free(x);
+    if (d.len > 0 && d.der[0] == 0x30) { /* a DER SEQUENCE */
         APR_ARRAY_PUSH(to, rsp_der_t) = d;
     }
 }

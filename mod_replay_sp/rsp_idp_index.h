@@ -40,7 +40,7 @@ typedef struct {
     apr_array_header_t *name_id_formats; /* const char * */
     apr_array_header_t *certs;        /* rsp_der_t: signing certificates
                                        * (KeyDescriptor use="signing" or
-                                       * without use) that decode */
+                                       * without use), not yet decoded */
     rsp_scopes_t *scopes;             /* shibmd:Scope it declares */
     rsp_idp_ui_t *ui;                 /* how discovery shows it */
     apr_time_t valid_until;           /* of its signed source; 0: unsigned */
