@@ -6,6 +6,9 @@
 
 #include <apr_lib.h>
 #include <apr_strings.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <apr_network_io.h>
 #include <ap_mpm.h>
 #include <http_core.h>
@@ -253,6 +256,12 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
             }
         }
     }
+#ifdef __GLIBC__
+    /* Reading an aggregate of thousands of IdPs builds and frees a tree
+     * several times its size: hand the freed pages back before children
+     * are forked, or each would count them in its resident size. */
+    malloc_trim(0);
+#endif
     return OK;
 }
 

@@ -59,7 +59,8 @@ static void add_endpoint(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
  * aggregate of thousands would pay at every start for IdPs nobody signs
  * in from. It is decoded on the IdP's first use; one that does not
  * decode then is no key of the IdP's (rsp_saml_idp_public_keys). */
-static void add_cert(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
+static void add_cert(apr_array_header_t *to, apr_pool_t *p,
+                     apr_pool_t *scratch, xmlNodePtr n)
 {
     xmlChar *text = xmlNodeGetContent(n);
     char *clean, *o;
@@ -69,7 +70,7 @@ static void add_cert(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
     if (!text) {
         return;
     }
-    clean = o = apr_palloc(p, strlen((char *)text) + 1);
+    clean = o = apr_palloc(scratch, strlen((char *)text) + 1);
     for (c = (char *)text; *c; c++) {
         if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
             *o++ = *c;
@@ -85,25 +86,26 @@ static void add_cert(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
 }
 
 /* Every ds:X509Certificate under n. */
-static void find_certs(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n,
-                       int depth)
+static void find_certs(apr_array_header_t *to, apr_pool_t *p,
+                       apr_pool_t *scratch, xmlNodePtr n, int depth)
 {
     xmlNodePtr c;
 
     for (c = n->children; c && depth < 8; c = c->next) {
         if (is_el(c, NS_DS, "X509Certificate")) {
-            add_cert(to, p, c);
+            add_cert(to, p, scratch, c);
         }
         else if (c->type == XML_ELEMENT_NODE) {
-            find_certs(to, p, c, depth + 1);
+            find_certs(to, p, scratch, c, depth + 1);
         }
     }
 }
 
-static void read_role(rsp_idp_t *idp, apr_pool_t *p, xmlNodePtr role)
+static void read_role(rsp_idp_t *idp, apr_pool_t *p, apr_pool_t *scratch,
+                      xmlNodePtr role)
 {
     xmlNodePtr c;
-    const char *v = attr(p, role, "WantAuthnRequestsSigned");
+    const char *v = attr(scratch, role, "WantAuthnRequestsSigned");
 
     idp->want_requests_signed = v && (!strcmp(v, "true") || !strcmp(v, "1"));
     idp->sso = apr_array_make(p, 2, sizeof(rsp_md_endpoint_t));
@@ -126,9 +128,9 @@ static void read_role(rsp_idp_t *idp, apr_pool_t *p, xmlNodePtr role)
             }
         }
         else if (is_el(c, NS_MD, "KeyDescriptor")) {
-            const char *use = attr(p, c, "use");
+            const char *use = attr(scratch, c, "use");
             if (!use || !strcmp(use, "signing")) {
-                find_certs(idp->certs, p, c, 0);
+                find_certs(idp->certs, p, scratch, c, 0);
             }
         }
     }
@@ -137,6 +139,7 @@ static void read_role(rsp_idp_t *idp, apr_pool_t *p, xmlNodePtr role)
 typedef struct {
     rsp_idp_index_t *ix;
     apr_pool_t *p;
+    apr_pool_t *scratch;              /* cleared after each entity */
     apr_time_t valid_until;
     const apr_array_header_t *includes, *excludes;
     int n;                            /* IdP entities seen */
@@ -165,7 +168,8 @@ static const char *add_one(void *baton, xmlNodePtr ed)
     idp = apr_pcalloc(p, sizeof(*idp));
     idp->entity_id = id;
     idp->valid_until = a->valid_until;
-    read_role(idp, p, rsp_metadata_idp_role(ed));
+    read_role(idp, p, a->scratch, rsp_metadata_idp_role(ed));
+    apr_pool_clear(a->scratch);
     if (rsp_scopes_of_entity(&idp->scopes, p, ed, &why) != APR_SUCCESS) {
         return apr_psprintf(p, "IdP %s: %s", id, why);
     }
@@ -191,14 +195,21 @@ apr_status_t rsp_idp_index_add(rsp_idp_index_t *ix, apr_pool_t *p,
                                const char **err)
 {
     adding_t a;
+    apr_status_t rv;
 
     memset(&a, 0, sizeof(a));
+    if (apr_pool_create(&a.scratch, p) != APR_SUCCESS) {
+        *err = "out of memory";
+        return APR_ENOMEM;
+    }
     a.ix = ix;
     a.p = p;
     a.valid_until = valid_until;
     a.includes = includes;
     a.excludes = excludes;
-    return rsp_metadata_each_idp(md, len, add_one, &a, err);
+    rv = rsp_metadata_each_idp(md, len, add_one, &a, err);
+    apr_pool_destroy(a.scratch);
+    return rv;
 }
 
 const rsp_idp_t *rsp_idp_find(const rsp_idp_index_t *ix, const char *entity_id)

@@ -161,8 +161,9 @@ void rsp_saml_log_remove(void)
 
 /* ---- loading an SP definition ---- */
 
-static apr_status_t read_file(const char **out, apr_pool_t *p, const char *path,
-                              const char **err)
+static apr_status_t read_file_max(const char **out, apr_pool_t *p,
+                                  const char *path, apr_off_t max,
+                                  const char **err)
 {
     apr_file_t *f;
     apr_finfo_t fi;
@@ -177,7 +178,7 @@ static apr_status_t read_file(const char **out, apr_pool_t *p, const char *path,
         return rv;
     }
     rv = apr_file_info_get(&fi, APR_FINFO_SIZE, f);
-    if (rv == APR_SUCCESS && (fi.size <= 0 || fi.size > MAX_FILE_SIZE)) {
+    if (rv == APR_SUCCESS && (fi.size <= 0 || fi.size > max)) {
         *err = apr_psprintf(p, "%s: %s", path,
                             fi.size <= 0 ? "file is empty" : "file too large");
         apr_file_close(f);
@@ -195,6 +196,12 @@ static apr_status_t read_file(const char **out, apr_pool_t *p, const char *path,
                             apr_strerror(rv, ebuf, sizeof(ebuf)));
     }
     return rv;
+}
+
+static apr_status_t read_file(const char **out, apr_pool_t *p, const char *path,
+                              const char **err)
+{
+    return read_file_max(out, p, path, MAX_FILE_SIZE, err);
 }
 
 /* "AB:CD:..." as openssl x509 -fingerprint prints a digest. */
@@ -582,6 +589,12 @@ static const idp_keys_t *idp_keys(struct rsp_saml_keys *k, const rsp_idp_t *idp)
     return e;
 }
 
+static apr_status_t pool_gone(void *pool)
+{
+    apr_pool_destroy(pool);
+    return APR_SUCCESS;
+}
+
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                               rsp_sp_input_t *input, const char **err)
 {
@@ -606,8 +619,18 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                            ? APR_ARRAY_IDX(sp->idp_file_certs, i, const char *)
                            : NULL;
         apr_time_t valid_until = 0;
+        apr_pool_t *text;
 
-        if ((rv = read_file(&file, p, path, err)) != APR_SUCCESS) {
+        /* The file's text only while it is read (the index keeps what is
+         * used of it), in memory of its own that goes back to the system
+         * after: an aggregate is tens of megabytes. */
+        if ((rv = apr_pool_create_unmanaged_ex(&text, NULL, NULL))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        apr_pool_cleanup_register(p, text, pool_gone, apr_pool_cleanup_null);
+        if ((rv = read_file_max(&file, text, path, RSP_MD_MAX_SIZE, err))
+            != APR_SUCCESS) {
             return rv;
         }
         /* A signed file: its signature and validUntil before anything in
@@ -626,9 +649,10 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
             }
         }
         /* One IdP, or a federation's aggregate of many: parsed once. */
-        if (rsp_idp_index_add(sp->idps, p, file, strlen(file), valid_until,
-                              sp->idp_include, sp->idp_exclude, &why)
-            != APR_SUCCESS) {
+        rv = rsp_idp_index_add(sp->idps, p, file, strlen(file), valid_until,
+                               sp->idp_include, sp->idp_exclude, &why);
+        apr_pool_cleanup_run(p, text, pool_gone);
+        if (rv != APR_SUCCESS) {
             *err = apr_psprintf(p, "%s: %s", path, why);
             return APR_EINVAL;
         }
