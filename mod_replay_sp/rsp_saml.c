@@ -485,7 +485,7 @@ struct rsp_saml_keys {
     apr_thread_mutex_t *lock;    /* guards what follows */
     apr_pool_t *idp_pool;        /* unmanaged: the IdPs' keys */
     idp_keys_t **idp;            /* by rsp_idp_t.pos; NULL: not loaded */
-    int n_idp, loaded;
+    int n_idp, loaded, max;
 };
 
 static void idp_keys_drop(struct rsp_saml_keys *k)
@@ -537,6 +537,8 @@ static apr_status_t keys_load(struct rsp_saml_keys **out, apr_pool_t *p,
         return rv;
     }
     k->n_idp = rsp_idp_count(sp->idps);
+    k->max = sp->process_idp_keys_max > 0 ? sp->process_idp_keys_max
+                                          : RSP_PROCESS_IDP_KEYS;
     k->idp = apr_pcalloc(p, sizeof(idp_keys_t *) * (k->n_idp ? k->n_idp : 1));
     apr_pool_cleanup_register(p, k, keys_free, apr_pool_cleanup_null);
     if (rsp_saml_decrypt_keys_load(&k->dec, p, sp->dec_keys,
@@ -563,7 +565,7 @@ static const idp_keys_t *idp_keys(struct rsp_saml_keys *k, const rsp_idp_t *idp)
     if (k->idp[idp->pos]) {
         return k->idp[idp->pos];
     }
-    if (k->loaded >= RSP_PROCESS_IDP_KEYS) {
+    if (k->loaded >= k->max) {
         idp_keys_drop(k);
     }
     pems = rsp_saml_idp_public_keys(k->idp_pool, idp->certs);
@@ -754,7 +756,9 @@ int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
     if (g_hash_table_lookup(server->providers, entity_id)) {
         return 0;
     }
-    if (g_hash_table_size(server->providers) >= RSP_SERVER_IDPS) {
+    if (g_hash_table_size(server->providers)
+        >= (guint)(sp->server_idps_max > 0 ? sp->server_idps_max
+                                           : RSP_SERVER_IDPS)) {
         g_hash_table_remove_all(server->providers);
     }
     if (apr_pool_create(&tmp, NULL) != APR_SUCCESS) {
@@ -806,6 +810,16 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
     }
     *out = server;
     return APR_SUCCESS;
+}
+
+int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp)
+{
+    int n;
+
+    apr_thread_mutex_lock(sp->keys->lock);
+    n = sp->keys->loaded;
+    apr_thread_mutex_unlock(sp->keys->lock);
+    return n;
 }
 
 const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp)

@@ -50,6 +50,8 @@ typedef struct {
     apr_array_header_t *idp_exclude;    /* const char *: ReplaySPIdPExclude */
     apr_array_header_t *scoped_names;   /* const char *: ReplaySPScopedAttribute
                                          * (beside rsp_scope.h's defaults) */
+    int server_idps_max;                /* 0: RSP_SERVER_IDPS */
+    int process_idp_keys_max;           /* 0: RSP_PROCESS_IDP_KEYS */
     int guard;                          /* guards another SP: no signing
                                          * pair; decryption keys without
                                          * certificates */

@@ -17,6 +17,9 @@ apr_array_header_t *rsp_saml_idp_public_keys(apr_pool_t *p,
  * of sp->dec_keys; rsp_saml_decrypt.h), NULL before rsp_saml_sp_load. */
 const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp);
 
+/* rsp_saml.c: how many IdPs' keys this process holds decoded. */
+int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp);
+
 /* The check= name of a Lasso error code. */
 const char *rsp_saml_check_of(int rc);
 

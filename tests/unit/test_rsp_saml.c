@@ -6,6 +6,7 @@
  * from make_saml_cases.py (rsp_unit_saml.c). */
 #include <string.h>
 
+#include <apr_file_io.h>
 #include <apr_strings.h>
 #include <apr_tables.h>
 #include <lasso/lasso.h>
@@ -79,6 +80,87 @@ START_TEST(test_load)
     ck_assert_int_eq(rsp_saml_server_new(&a, &sp, &err), APR_SUCCESS);
     ck_assert_int_eq(rsp_saml_server_new(&b, &sp, &err), APR_SUCCESS);
     ck_assert_ptr_ne(a, b);
+    rsp_saml_server_free(a);
+    rsp_saml_server_free(b);
+}
+END_TEST
+
+/* An aggregate of n IdPs, each the fixture IdP's metadata under another
+ * entityID (idp<i>.fed.example), IDP_ENTITY last; written next to the
+ * fixtures. */
+static const char *aggregate_of(int n)
+{
+    const char *one = rsp_unit_saml_file(pool, "idp-metadata.xml");
+    const char *at = strstr(one, "<md:EntityDescriptor");
+    const char *quoted = "entityID=\"" IDP_ENTITY "\"";
+    const char *id = at ? strstr(at, quoted) : NULL;
+    char *out = apr_pstrdup(pool, "<md:EntitiesDescriptor xmlns:md=\""
+                            "urn:oasis:names:tc:SAML:2.0:metadata\">");
+    const char *path = fixture("aggregate.xml");
+    apr_file_t *f;
+    int i;
+
+    ck_assert_msg(at && id, "the fixture names %s", IDP_ENTITY);
+    for (i = 0; i < n; i++) {
+        const char *eid = i == n - 1 ? IDP_ENTITY
+            : apr_psprintf(pool, "https://idp%d.fed.example/idp", i);
+        out = apr_pstrcat(pool, out, apr_pstrmemdup(pool, at, (apr_size_t)(id - at)),
+                          "entityID=\"", eid, "\"", id + strlen(quoted), NULL);
+    }
+    out = apr_pstrcat(pool, out, "</md:EntitiesDescriptor>", NULL);
+    ck_assert_int_eq(apr_file_open(&f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE
+                                   | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT,
+                                   pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_file_write_full(f, out, strlen(out), NULL), APR_SUCCESS);
+    apr_file_close(f);
+    return "aggregate.xml";
+}
+
+/* A server knows no IdP until asked for one; holds at most
+ * server_idps_max; a process keeps at most process_idp_keys_max IdPs'
+ * keys decoded; asking again for one that was let go works. */
+START_TEST(test_idps_on_demand)
+{
+    rsp_saml_sp_t sp = sp_of("sp.key", "sp.crt", aggregate_of(40));
+    rsp_lasso_server_t *a = NULL, *b = NULL;
+    rsp_sp_input_t input = 0;
+    const char *err = NULL;
+    int i;
+
+    sp.server_idps_max = 8;
+    sp.process_idp_keys_max = 5;
+    ck_assert_msg(rsp_saml_sp_load(&sp, pool, &input, &err) == APR_SUCCESS,
+                  "load: %s", err);
+    ck_assert_int_eq(rsp_idp_count(sp.idps), 40);
+    /* the load proved one IdP (the first): its keys are decoded */
+    ck_assert_int_eq(rsp_saml_idp_keys_loaded(&sp), 1);
+    ck_assert_int_eq(rsp_saml_server_new(&a, &sp, &err), APR_SUCCESS);
+    ck_assert_int_eq(rsp_saml_server_new(&b, &sp, &err), APR_SUCCESS);
+    ck_assert_int_eq(g_hash_table_size(a->providers), 0);
+    for (i = 0; i < 40; i++) {
+        const char *id = rsp_idp_at(sp.idps, i)->entity_id;
+        ck_assert_int_eq(rsp_saml_server_idp(a, &sp, id), 0);
+        ck_assert_ptr_nonnull(lasso_server_get_provider(a, id));
+        ck_assert_int_le(g_hash_table_size(a->providers), 8);
+        ck_assert_int_le(rsp_saml_idp_keys_loaded(&sp), 5);
+        ck_assert_int_ge(rsp_saml_idp_keys_loaded(&sp), 1);
+    }
+    /* the first was let go by a; asked for again, it is back; b, which
+     * was never asked, knows none */
+    ck_assert_ptr_null(lasso_server_get_provider(a, rsp_idp_at(sp.idps, 0)->entity_id));
+    ck_assert_int_eq(rsp_saml_server_idp(a, &sp, rsp_idp_at(sp.idps, 0)->entity_id), 0);
+    ck_assert_ptr_nonnull(lasso_server_get_provider(a, rsp_idp_at(sp.idps, 0)->entity_id));
+    ck_assert_int_eq(g_hash_table_size(b->providers), 0);
+    ck_assert_int_eq(rsp_saml_server_idp(b, &sp, IDP_ENTITY), 0);
+    ck_assert_int_eq(g_hash_table_size(b->providers), 1);
+    /* asking twice changes nothing */
+    ck_assert_int_eq(rsp_saml_server_idp(b, &sp, IDP_ENTITY), 0);
+    ck_assert_int_eq(g_hash_table_size(b->providers), 1);
+    /* an IdP none of the files names */
+    ck_assert_int_eq(rsp_saml_server_idp(b, &sp, "https://other.example/idp"),
+                     LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND);
+    ck_assert_int_eq(rsp_saml_server_idp(b, &sp, IDP_ENTITY "/"),
+                     LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND);
     rsp_saml_server_free(a);
     rsp_saml_server_free(b);
 }
@@ -204,6 +286,7 @@ static Suite *saml_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_load);
     tcase_add_test(tc, test_load_refusals);
+    tcase_add_test(tc, test_idps_on_demand);
     tcase_add_test(tc, test_encryption_pairs);
     tcase_add_test(tc, test_sha1_allowed);
     tcase_add_test(tc, test_check_of);
