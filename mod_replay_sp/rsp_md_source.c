@@ -19,6 +19,7 @@
 
 #include "rsp_md_source.h"
 #include "rsp_md_verify.h"
+#include "rsp_util.h"
 
 #define USER_AGENT PACKAGE_NAME "/" PACKAGE_VERSION " (metadata)"
 #define VALIDATOR_MAX 1024   /* an ETag or Last-Modified kept, at most */
@@ -415,6 +416,23 @@ static const char *validator(apr_pool_t *p, const char *s, apr_size_t n)
     return apr_pstrmemdup(p, s, n);
 }
 
+/* The URL without a password in it (for results and logs). */
+static const char *redacted(apr_pool_t *p, const char *url)
+{
+    const char *s = strstr(url, "://"), *at, *end;
+
+    if (!s) {
+        return url;
+    }
+    end = s + 3 + strcspn(s + 3, "/?#");
+    at = memchr(s + 3, '@', (size_t)(end - (s + 3)));
+    if (!at) {
+        return url;
+    }
+    return apr_pstrcat(p, apr_pstrmemdup(p, url, (apr_size_t)(s + 3 - url)),
+                       "***", at, NULL);
+}
+
 static void meta_read(apr_pool_t *p, const char *backing, const char *url,
                       const char **etag, const char **lm)
 {
@@ -448,7 +466,7 @@ static void meta_read(apr_pool_t *p, const char *backing, const char *url,
         }
     }
     /* another URL's validators say nothing about this one */
-    if (u && !strcmp(u, url)) {
+    if (u && !strcmp(u, redacted(p, url))) {
         *etag = e;
         *lm = l;
     }
@@ -510,23 +528,6 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
         f->lm = validator(f->p, ptr + 14, n - 14);
     }
     return n;
-}
-
-/* The URL without a password in it (for results and logs). */
-static const char *redacted(apr_pool_t *p, const char *url)
-{
-    const char *s = strstr(url, "://"), *at, *end;
-
-    if (!s) {
-        return url;
-    }
-    end = s + 3 + strcspn(s + 3, "/?#");
-    at = memchr(s + 3, '@', (size_t)(end - (s + 3)));
-    if (!at) {
-        return url;
-    }
-    return apr_pstrcat(p, apr_pstrmemdup(p, url, (apr_size_t)(s + 3 - url)),
-                       "***", at, NULL);
 }
 
 static long ms_of(apr_interval_time_t t, apr_interval_time_t dflt)
@@ -669,7 +670,8 @@ static apr_status_t verify(rsp_md_result_t *res, apr_pool_t *p,
     res->data = data;
     res->len = len;
     res->valid_until = vu;
-    res->cache_duration_s = rsp_md_cache_duration(p, data, len, &err);
+    res->digest = rsp_sha256_b64url(p, data, len);
+    res->cache_duration_s = rsp_md_cache_duration(p, data, len, &res->note);
     return APR_SUCCESS;
 }
 
@@ -689,7 +691,13 @@ static apr_status_t get_file(rsp_md_result_t *res, apr_pool_t *p,
     if (have && rsp_md_file_id(&id, src->path, p) == APR_SUCCESS
         && !rsp_md_file_changed(&id, &have->file)) {
         res->file = id;
+        if (have->valid_until > 0 && have->valid_until <= now) {
+            res->reason = RSP_MD_ERR_EXPIRED;
+            res->detail = "not modified, and the copy held has expired";
+            return APR_EGENERAL;
+        }
         res->outcome = RSP_MD_NOT_MODIFIED;
+        res->valid_until = have->valid_until;
         return APR_SUCCESS;
     }
     if (read_file(p, src->path, max, &buf, &len, &res->file, &res->reason,
@@ -701,6 +709,7 @@ static apr_status_t get_file(rsp_md_result_t *res, apr_pool_t *p,
     }
     res->data = buf;
     res->len = len;
+    res->digest = rsp_sha256_b64url(p, buf, len);
     res->cache_duration_s = -1;
     return APR_SUCCESS;
 }
@@ -725,6 +734,8 @@ static apr_status_t use_backing(rsp_md_result_t *res, apr_pool_t *p,
     }
     res->data = b.data;
     res->len = b.len;
+    res->digest = b.digest;
+    res->note = b.note;
     res->valid_until = b.valid_until;
     res->cache_duration_s = b.cache_duration_s;
     res->origin = src->backing_file;
@@ -753,7 +764,7 @@ static void write_backing(rsp_md_result_t *res, apr_pool_t *p,
     if (res->etag || res->last_modified) {
         const char *text = apr_pstrcat(
             p, "# the HTTP validators of ", src->backing_file, "\n",
-            "url ", src->url, "\n",
+            "url ", redacted(p, src->url), "\n",
             res->etag ? "etag " : "", res->etag ? res->etag : "",
             res->etag ? "\n" : "",
             res->last_modified ? "last-modified " : "",

@@ -48,6 +48,9 @@
  * so that it never describes another document than BACKINGFILE. A
  * failure to write it does not fail the document (res->backing_error).
  *
+ * libcurl runs with CURLOPT_NOSIGNAL (no alarm(), safe in threads): the
+ * process ignores SIGPIPE, as httpd does.
+ *
  * Not thread-safe per source: one refresh at a time for a source (the
  * module's single watchdog does this). rsp_md_source_global_init once per
  * process, before any thread, and rsp_md_source_global_cleanup at its
@@ -71,7 +74,8 @@
 apr_status_t rsp_md_source_global_init(const char **err);
 void rsp_md_source_global_cleanup(void);
 
-/* Where a document comes from. Exactly one of url and path. */
+/* Where a document comes from. Exactly one of url and path. A URL with a
+ * user and password in it is shown and stored without the password. */
 typedef struct {
     const char *url;          /* http:// or https:// */
     const char *path;         /* a local file (ReplaySPIdPMetadataFile) */
@@ -131,6 +135,9 @@ typedef struct {
     apr_time_t valid_until;        /* 0 for an unverified local file */
     apr_int64_t cache_duration_s;  /* the root's cacheDuration; -1: none or
                                       not a valid xs:duration (ignored) */
+    const char *digest;            /* SHA-256 of the bytes (base64url): the
+                                      same document again when equal */
+    const char *note;              /* why a cacheDuration was ignored, or NULL */
     const char *etag, *last_modified; /* the HTTP validators, or NULL */
     const char *origin;            /* the URL, the backing file or the path */
     int from_backing;              /* the URL failed: the backing file used */
@@ -157,9 +164,11 @@ typedef struct {
  *     verified (validUntil still ahead) → NEW with from_backing and the
  *     URL's reason and detail kept; both failing → FAILED with the URL's
  *     reason (the backing file's error in detail).
- *   path: have->file the same as the file now → NOT_MODIFIED; else read,
- *     verified when cert_pem is set → NEW, else FAILED.
- * now: the clock for validUntil. p: the result; scratch is freed. Returns
+ *   path: have->file the same as the file now → NOT_MODIFIED (FAILED
+ *     expired when have->valid_until passed); else read, verified when
+ *     cert_pem is set → NEW, else FAILED.
+ * now: the clock for validUntil. p: the result (the document's buffer is
+ * freed with it). Returns
  * APR_SUCCESS unless FAILED (then APR_EGENERAL). */
 apr_status_t rsp_md_source_get(rsp_md_result_t *res, apr_pool_t *p,
                                const rsp_md_source_t *src,

@@ -193,6 +193,7 @@ START_TEST(test_signed_aggregate_accepted)
     ck_assert_int_eq(r.reason, RSP_MD_OK);
     ck_assert_int_eq(r.from_backing, 0);
     ck_assert_str_eq(r.origin, s.url);
+    ck_assert_ptr_nonnull(r.digest);
     ck_assert_int_eq(r.http_status, 200);
     ck_assert_ptr_nonnull(r.etag);
     ck_assert_ptr_nonnull(r.last_modified);
@@ -222,6 +223,11 @@ START_TEST(test_cache_duration_read)
 
     assert_new(&r, "good-cache.xml");
     ck_assert_int_eq(r.cache_duration_s, 6 * 3600);
+    ck_assert_ptr_null(r.note);
+    /* the same bytes, the same digest; others, another */
+    ck_assert_str_eq(get(&s, NULL).digest, r.digest);
+    s.url = http_url("/md/good.xml");
+    ck_assert_str_ne(get(&s, NULL).digest, r.digest);
 }
 END_TEST
 
@@ -322,6 +328,24 @@ START_TEST(test_tampered_keeps_backing)
     ck_assert_str_eq(r.origin, backing);
     ck_assert_int_eq(rsp_md_file_id(&after, backing, pool), APR_SUCCESS);
     ck_assert_int_eq(rsp_md_file_changed(&before, &after), 0);
+}
+END_TEST
+
+START_TEST(test_password_not_shown)
+{
+    const char *backing = apr_pstrcat(pool, tmpdir(), "/fed.xml", NULL);
+    rsp_md_source_t s = source(apr_psprintf(pool, "http://fed:s3cret@127.0.0.1:%d"
+                                            "/md/good.xml", http_port), backing);
+    rsp_md_result_t r = get(&s, NULL);
+
+    assert_new(&r, "good.xml");
+    ck_assert_str_eq(r.origin, apr_psprintf(pool, "http://***@127.0.0.1:%d/md/good.xml",
+                                            http_port));
+    ck_assert(!contains(slurp(apr_pstrcat(pool, backing, ".meta", NULL)), "s3cret"));
+    /* and the validators still serve a restart */
+    r = get(&s, NULL);
+    assert_new(&r, "good.xml");
+    ck_assert_int_eq(r.http_status, 304);
 }
 END_TEST
 
@@ -583,6 +607,12 @@ START_TEST(test_file_source)
     unlink(path);
     assert_failed_with((r = get(&s, &have), &r), RSP_MD_ERR_FETCH, "cannot open");
     ck_assert_int_ne(rsp_md_file_id(&id, path, pool), APR_SUCCESS);
+    /* not modified, but what the caller holds has expired */
+    put_file(path, slurp(md_path("good.xml")));
+    r = get(&s, NULL);
+    have.file = r.file;
+    have.valid_until = apr_time_now() - 1;
+    assert_failed_with((r = get(&s, &have), &r), RSP_MD_ERR_EXPIRED, "expired");
     /* a URL and a path, or neither */
     s.url = http_url("/md/good.xml");
     s.path = path;
@@ -803,6 +833,7 @@ static Suite *md_source_suite(void)
     tcase_add_test(tc, test_too_large_stops_the_transfer);
     tcase_add_test(tc, test_server_down_backing_used);
     tcase_add_test(tc, test_backing_not_writable);
+    tcase_add_test(tc, test_password_not_shown);
     tcase_add_test(tc, test_https);
     tcase_add_test(tc, test_redirects);
     tcase_add_test(tc, test_stalled_server_times_out);
