@@ -1,8 +1,8 @@
-/* Unit tests for rsp_md_source.c: metadata fetched from a real loopback
- * http and https server (md_http_server.py, started here on ports it
- * chooses, stopped by PID), verified with the federation certificate of
- * make_saml_cases.py's metadata group, kept in a backing file; local
- * files; the xs:duration parser and the refresh schedule. */
+/* Unit tests for rsp_md_source.c and rsp_md_schedule.c: metadata fetched
+ * from a real loopback http and https server (md_http_server.py, started
+ * here on ports it chooses, stopped by PID), verified with the federation
+ * certificate of make_saml_cases.py's metadata group, kept in a backing
+ * file; local files; the xs:duration parser and the refresh schedule. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
