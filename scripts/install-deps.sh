@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 PKGS="gcc make autoconf automake libtool pkg-config
 apache2 apache2-dev liblasso3-dev libhiredis-dev libmemcached-dev libssl-dev zlib1g-dev
+libcurl4-openssl-dev
 check valgrind strace redis-server memcached clang-14 libclang-rt-14-dev
 python3 python3-lasso python3-pytest python3-pytest-xdist python3-requests python3-pysaml2
 python3-xmlschema python3-cryptography libxml2-utils xmlsec1 openssl prometheus

@@ -343,11 +343,11 @@ def metadata_cases(out, idp):
     def until(days):
         return (now + datetime.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def agg(valid_until="+7", inner=entity, rid="_fed1", extra=""):
+    def agg(valid_until="+7", inner=entity, rid="_fed1", extra="", attrs=""):
         vu = ' validUntil="%s"' % until(int(valid_until)) if valid_until else ""
         return ('<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" '
-                'ID="%s" Name="urn:unit:federation"%s>%s%s</md:EntitiesDescriptor>'
-                % (rid, vu, extra, inner))
+                'ID="%s" Name="urn:unit:federation"%s%s>%s%s</md:EntitiesDescriptor>'
+                % (rid, vu, attrs, extra, inner))
 
     def sign(xml, **kw):
         return tidp.sign_metadata(xml, fkey, fcert, **kw)
@@ -359,6 +359,8 @@ def metadata_cases(out, idp):
             entity_id_attr.replace("<md:EntityDescriptor ",
                                    '<md:EntityDescriptor validUntil="%s" ' % until(3), 1),
             fkey, fcert),
+        # a cacheDuration on the root (test_rsp_md_source.c)
+        "good-cache": sign(agg(attrs=' cacheDuration=" PT6H "')),
         "tampered": good.replace("idp.unit.example", "idp.unlt.example", 1),
         "other-key": tidp.sign_metadata(agg(), okey, ocert),
         "sha1": sign(agg(), signature_method="rsa-sha1"),
