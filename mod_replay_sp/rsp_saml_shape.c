@@ -128,8 +128,9 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
     return NULL;
 }
 
-/* An EncryptedID (a LogoutRequest's, a Subject's) before Lasso decrypts
- * it: the same algorithms as an EncryptedAssertion's (one EncryptedData,
+/* An EncryptedID (a LogoutRequest's, a Subject's) before Lasso reads the
+ * message (rsp_saml_encrypted_id_take decrypts it after, once the
+ * signature over it is verified): the same algorithms as an EncryptedAssertion's (one EncryptedData,
  * AES-GCM or AES-CBC; RSA-OAEP key transport with known parameters, at
  * least one key, at most RSP_ENCRYPTED_KEYS_MAX). NULL, or why with
  * *check. */
@@ -589,8 +590,10 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
     if (assertion && !out->weak) {
         out->weak = rsp_saml_weak_signature(p, assertion, "the assertion");
     }
-    /* An EncryptedID in the assertion (its Subject's, say): Lasso decrypts
-     * it, with what it is given only if we accept it. */
+    /* An EncryptedID in the assertion (its Subject's, say): refused now
+     * if its algorithms are, before Lasso reads the Response; decrypted
+     * after (rsp_saml_encrypted_id_take), once Lasso verified the
+     * signatures. */
     if (assertion && (why = encrypted_ids_refused(p, assertion, 0, &tag)) != NULL) {
         REFUSE(tag, "%s", why);
     }
