@@ -780,14 +780,17 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
                                  const rsp_saml_sp_t *sp, const char **err)
 {
     LassoServer *server;
-    int i, rc;
 
     /* No certificate: given one, Lasso hands it to xmlsec as a file name
      * first, and xmlsec leaks a BIO on every signature when that fails.
      * Nothing needs it: HTTP-Redirect signatures carry no KeyInfo, and our
      * metadata is built from the certificate file. */
     /* No key either: Lasso would make the signing key a decryption key.
-     * The keys that decrypt are exactly dec_keys, in order. */
+     * And no decryption key: this module decrypts EncryptedAssertions
+     * (rsp_saml_decrypt) and EncryptedIDs (rsp_saml_encrypted_id_take)
+     * itself, with dec_keys in order; Lasso, given none, decrypts
+     * nothing (an EncryptedID stops it with
+     * LASSO_PROFILE_ERROR_MISSING_ENCRYPTION_PRIVATE_KEY). */
     server = lasso_server_new_from_buffers(sp->sp_metadata, NULL, NULL, NULL);
     if (!server) {
         *err = "Lasso cannot build a server from our metadata";
@@ -799,15 +802,6 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
      * stays for Lasso's paths that name no IdP (which parse it again). */
     server->signature_method = LASSO_SIGNATURE_METHOD_RSA_SHA256;
     lasso_assign_string(server->private_key, sp->key_pem);
-    for (i = 0; i < sp->dec_keys->nelts; i++) {
-        rc = lasso_server_set_encryption_private_key_with_password(
-            server, APR_ARRAY_IDX(sp->dec_keys, i, const char *), NULL);
-        if (rc != 0) {
-            *err = lasso_strerror(rc);
-            g_object_unref(server);
-            return APR_EGENERAL;
-        }
-    }
     *out = server;
     return APR_SUCCESS;
 }

@@ -166,6 +166,8 @@ typedef struct {
     apr_array_header_t *scope_dropped;  /* rsp_scope_drop_t: values of
                                          * scoped attributes dropped */
     int encrypted;                      /* it came in an EncryptedAssertion */
+    int encrypted_id;                   /* its Subject's NameID came in an
+                                         * EncryptedID (decrypted here) */
     const char *weak_signature;         /* a SHA-1 signature accepted under
                                          * ReplaySPAllowSHA1: which; else NULL */
 } rsp_assertion_t;
@@ -270,11 +272,16 @@ typedef struct {
     apr_time_t issue_instant;
     apr_time_t not_on_or_after;          /* 0: absent */
     const char *weak_signature;          /* RSA-SHA1 accepted (ReplaySPAllowSHA1) */
+    int encrypted_id;                    /* the NameID came in an EncryptedID
+                                          * (decrypted here) */
 } rsp_logout_request_t;
 
 /* An IdP's LogoutRequest (HTTP-Redirect or HTTP-POST): from a known IdP,
  * signature verified as for rsp_saml_logout_response_in; a NameID with
- * qualifiers or an EncryptedID (decrypted with the SP's keys). *slo keeps what the answer needs: answer with
+ * qualifiers, or an EncryptedID decrypted by this module with the SP's
+ * keys once the signature is verified (rsp_saml_decrypt_id: the
+ * algorithms and refusals of an EncryptedAssertion, check=decrypt for
+ * whatever does not decrypt). *slo keeps what the answer needs: answer with
  * rsp_saml_logout_answer, using the same server; freed with p or by
  * rsp_saml_slo_free. */
 typedef struct rsp_slo_t rsp_slo_t;

@@ -448,21 +448,42 @@ static apr_size_t cipher_bytes(xmlNodePtr enc_data)
 
 #define SESSION_MAX 32
 
-apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
-                              const apr_array_header_t *keys,
-                              const char *names, const rsp_shape_t *shape,
-                              const char **check, const char **detail)
+/* What an element decrypts to is checked by one of these: NULL when it is
+ * acceptable, else why (and *check); out: what it read. */
+typedef const char *(*plain_check_t)(apr_pool_t *p, const char *text,
+                                     apr_size_t len, void *out,
+                                     const char **check);
+
+/* What is decrypted: the element's name and what it should hold, for the
+ * refusals, the most it may decrypt to, and the check of its plaintext. */
+typedef struct {
+    const char *element;     /* "EncryptedAssertion" */
+    const char *holds;       /* "an assertion" */
+    apr_size_t max;
+    plain_check_t plain;
+} target_t;
+
+/* The EncryptedData of shape->enc (an EncryptedAssertion or an
+ * EncryptedID) decrypted with keys, its plaintext checked by t->plain
+ * (into out): see rsp_saml_decrypt. */
+static apr_status_t decrypt_element(char **out_text, apr_size_t *out_len,
+                                    int *out_unwraps, void *out,
+                                    apr_pool_t *p,
+                                    const apr_array_header_t *keys,
+                                    const char *names,
+                                    const rsp_shape_t *shape,
+                                    const target_t *t, const char **check,
+                                    const char **detail)
 {
     const rsp_xenc_data_t *alg;
     apr_array_header_t *eks;
     unsigned char session[SESSION_MAX], *buf = NULL;
     apr_size_t buflen = 0, ctlen = 0, len = 0, textlen = 0;
-    const char *b64, *why = NULL, *id = NULL, *failed;
+    const char *b64, *why = NULL, *failed;
     char *ct = NULL, *text = NULL;
     int i, j, have = 0, data_ok, ok, unwraps = 0;
     apr_status_t rv = APR_SUCCESS;
 
-    memset(out, 0, sizeof(*out));
     if (!shape->enc || !shape->enc_data || !shape->enc_key
         || !(alg = rsp_xenc_data_alg(shape->data_alg))) {
         *check = "decrypt";
@@ -472,19 +493,19 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
     /* The one refusal of every failure from here on (and of a ciphertext
      * that is not base64: a truncated one may not be). */
     failed = apr_psprintf(
-        p, "the EncryptedAssertion from %s (data %s, key transport %s, %d "
+        p, "the %s from %s (data %s, key transport %s, %d "
         "EncryptedKey) cannot be decrypted with any key of this SP (tried: "
-        "%s)%s", shape->issuer, alg->name, shape->key_desc
+        "%s)%s%s%s", t->element, shape->issuer, alg->name, shape->key_desc
             ? shape->key_desc : rsp_alg_name(shape->key_alg), shape->keys,
         names, alg->gcm ? "" : "; AES-CBC is not authenticated: a key that "
-        "is not this SP's, a changed ciphertext and a plaintext that is no "
-        "assertion are not told apart");
-    /* Too large to be an assertion: not worth the private key's time. */
-    if (cipher_bytes(shape->enc_data) > RSP_DECRYPTED_MAX_SIZE + 64) {
-        REFUSE("decrypted-size", "the EncryptedAssertion from %s holds %"
-               APR_SIZE_T_FMT " bytes of ciphertext (an assertion of at most "
-               "%d bytes is accepted)", shape->issuer,
-               cipher_bytes(shape->enc_data), RSP_DECRYPTED_MAX_SIZE);
+        "is not this SP's, a changed ciphertext and a plaintext that is not ",
+        alg->gcm ? "" : t->holds, alg->gcm ? "" : " are not told apart");
+    /* Too large for what it holds: not worth the private key's time. */
+    if (cipher_bytes(shape->enc_data) > t->max + 64) {
+        REFUSE("decrypted-size", "the %s from %s holds %" APR_SIZE_T_FMT
+               " bytes of ciphertext (%s of at most %" APR_SIZE_T_FMT
+               " bytes is accepted)", t->element, shape->issuer,
+               cipher_bytes(shape->enc_data), t->holds, t->max);
     }
     b64 = text_of(p, child(child(shape->enc_data, RSP_XENC_NS, "CipherData"),
                            RSP_XENC_NS, "CipherValue"));
@@ -530,9 +551,9 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
             REFUSE("decrypt", "%s", failed);
         }
         /* authenticated: what is wrong with it may be said */
-        if ((why = rsp_saml_plaintext_shape(p, text, textlen, &id, check))) {
-            *detail = apr_psprintf(p, "the EncryptedAssertion from %s "
-                                   "decrypts to %s", shape->issuer, why);
+        if ((why = t->plain(p, text, textlen, out, check))) {
+            *detail = apr_psprintf(p, "the %s from %s decrypts to %s",
+                                   t->element, shape->issuer, why);
             rv = APR_EGENERAL;
             goto done;
         }
@@ -541,19 +562,80 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
         /* read whatever the padding was (the same work either way), told
          * apart from nothing else */
         const char *tag;
-        why = text ? rsp_saml_plaintext_shape(p, text, textlen, &id, &tag)
-                   : "nothing";
+        why = text ? t->plain(p, text, textlen, out, &tag) : "nothing";
         if (!have || !data_ok || why) {
             REFUSE("decrypt", "%s", failed);
         }
     }
-    out->text = text;
-    out->len = textlen;
-    out->id = id;
-    out->unwraps = unwraps;
+    *out_text = text;
+    *out_len = textlen;
+    *out_unwraps = unwraps;
 done:
     if (rv != APR_SUCCESS && text) {
         OPENSSL_cleanse(text, textlen);
+    }
+    return rv;
+}
+
+static const char *assertion_plain(apr_pool_t *p, const char *text,
+                                   apr_size_t len, void *out,
+                                   const char **check)
+{
+    return rsp_saml_plaintext_shape(p, text, len, (const char **)out, check);
+}
+
+static const char *name_id_plain(apr_pool_t *p, const char *text,
+                                 apr_size_t len, void *out, const char **check)
+{
+    return rsp_saml_name_id_plaintext(p, text, len, out, check);
+}
+
+apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
+                              const apr_array_header_t *keys,
+                              const char *names, const rsp_shape_t *shape,
+                              const char **check, const char **detail)
+{
+    static const target_t t = {"EncryptedAssertion", "an assertion",
+                               RSP_DECRYPTED_MAX_SIZE, assertion_plain};
+    char *text = NULL;
+    apr_size_t len = 0;
+    const char *id = NULL;
+    int unwraps = 0;
+    apr_status_t rv;
+
+    memset(out, 0, sizeof(*out));
+    rv = decrypt_element(&text, &len, &unwraps, &id, p, keys, names, shape,
+                         &t, check, detail);
+    if (rv == APR_SUCCESS) {
+        out->text = text;
+        out->len = len;
+        out->id = id;
+        out->unwraps = unwraps;
+    }
+    return rv;
+}
+
+apr_status_t rsp_saml_decrypt_id(rsp_name_id_t *out, int *unwraps,
+                                 apr_pool_t *p,
+                                 const apr_array_header_t *keys,
+                                 const char *names, const rsp_shape_t *shape,
+                                 const char **check, const char **detail)
+{
+    static const target_t t = {"EncryptedID", "a NameID",
+                               RSP_DECRYPTED_ID_MAX_SIZE, name_id_plain};
+    rsp_name_id_t got;
+    char *text = NULL;
+    apr_size_t len = 0;
+    apr_status_t rv;
+
+    memset(out, 0, sizeof(*out));
+    memset(&got, 0, sizeof(got));
+    *unwraps = 0;
+    rv = decrypt_element(&text, &len, unwraps, &got, p, keys, names, shape,
+                         &t, check, detail);
+    if (rv == APR_SUCCESS) {
+        *out = got;
+        OPENSSL_cleanse(text, len); /* what is kept is in *out */
     }
     return rv;
 }

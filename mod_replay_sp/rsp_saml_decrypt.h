@@ -1,4 +1,6 @@
-/* An EncryptedAssertion decrypted by this module, not by Lasso or xmlsec:
+/* An EncryptedAssertion, and an EncryptedID (a Subject's, a
+ * LogoutRequest's: rsp_saml_decrypt_id), decrypted by this module, not by
+ * Lasso or xmlsec:
  * Debian 12's xmlsec 1.2.37 unwraps a key only with rsa-oaep-mgf1p and
  * SHA-1, which leaves out what much of the field sends (SHA-256 digests,
  * XML Encryption 1.1 rsa-oaep with MGF1-SHA256). The key is unwrapped and
@@ -82,6 +84,22 @@ apr_status_t rsp_saml_decrypt(rsp_decrypted_t *out, apr_pool_t *p,
                               const apr_array_header_t *keys,
                               const char *names, const rsp_shape_t *shape,
                               const char **check, const char **detail);
+
+/* Decrypt an EncryptedID as rsp_saml_decrypt decrypts an
+ * EncryptedAssertion (the same keys, the same search for the recipient's
+ * key, the same single refusal, check=decrypt, for whatever does not
+ * decrypt), its shape read by rsp_saml_encrypted_id_shape. What comes out
+ * must be one saml:NameID (rsp_saml_name_id_plaintext): *out. *unwraps:
+ * the RSA private-key operations it took. On refusal APR_EGENERAL, *check
+ * decrypt, decrypted-size (a ciphertext too long for a NameID, before any
+ * key is used) or, with AES-GCM, one of rsp_saml_name_id_plaintext's, and
+ * *detail. Called only on an EncryptedID whose message's signature was
+ * verified: the ciphertext is the IdP's. */
+apr_status_t rsp_saml_decrypt_id(rsp_name_id_t *out, int *unwraps,
+                                 apr_pool_t *p,
+                                 const apr_array_header_t *keys,
+                                 const char *names, const rsp_shape_t *shape,
+                                 const char **check, const char **detail);
 
 /* The Response of doc (its shape: shape) with the decrypted assertion in
  * place of its EncryptedAssertion, serialised (UTF-8) and base64-encoded

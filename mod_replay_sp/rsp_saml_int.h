@@ -20,6 +20,26 @@ const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp);
 /* rsp_saml.c: how many IdPs' keys this process holds decoded. */
 int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp);
 
+/* rsp_saml_encrypted_id.c: the EncryptedID Lasso parsed in place of a
+ * NameID (*encrypted; *name_id NULL), in a message whose signatures are
+ * verified (where: which, for the log: "the assertion's Subject", "the
+ * LogoutRequest"; issuer: its Issuer), decrypted with the SP's keys
+ * (rsp_saml_decrypt_id): *name_id the NameID it holds, *encrypted
+ * released. Lasso itself has no decryption key (rsp_saml_server_new):
+ * it stops at an EncryptedID with
+ * LASSO_PROFILE_ERROR_MISSING_ENCRYPTION_PRIVATE_KEY, after the checks
+ * of signatures that come before it. On refusal APR_EGENERAL, *check and
+ * *detail (rsp_saml_decrypt_id's; subject when there is nothing to
+ * decrypt). */
+struct _LassoSaml2NameID;
+struct _LassoSaml2EncryptedElement;
+apr_status_t rsp_saml_encrypted_id_take(apr_pool_t *p, const rsp_saml_sp_t *sp,
+                                        const char *issuer, const char *where,
+                                        struct _LassoSaml2NameID **name_id,
+                                        struct _LassoSaml2EncryptedElement **encrypted,
+                                        const char **check,
+                                        const char **detail);
+
 /* The check= name of a Lasso error code. */
 const char *rsp_saml_check_of(int rc);
 

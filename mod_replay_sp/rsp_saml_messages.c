@@ -625,6 +625,26 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
     lasso_profile_set_signature_verify_hint(
         profile, LASSO_PROFILE_SIGNATURE_VERIFY_HINT_IGNORE);
     rc = lasso_logout_process_request_msg(slo->logout, (gchar *)msg);
+    /* An EncryptedID (Shibboleth IdP's default once the SP publishes an
+     * encryption key): Lasso, with no decryption key of its own
+     * (rsp_saml_server_new), stops there; the message's signature was
+     * verified above (inbound), so it is decrypted here, into the NameID
+     * Lasso would have put in its place, before any session is looked
+     * up by it. */
+    if (rc == LASSO_PROFILE_ERROR_MISSING_ENCRYPTION_PRIVATE_KEY
+        && LASSO_IS_SAMLP2_LOGOUT_REQUEST(profile->request)
+        && !LASSO_SAMLP2_LOGOUT_REQUEST(profile->request)->NameID
+        && LASSO_SAMLP2_LOGOUT_REQUEST(profile->request)->EncryptedID) {
+        lr = LASSO_SAMLP2_LOGOUT_REQUEST(profile->request);
+        if ((rv = rsp_saml_encrypted_id_take(p, sp, issuer, "the LogoutRequest",
+                                             &lr->NameID, &lr->EncryptedID,
+                                             check, detail)) != APR_SUCCESS) {
+            goto done;
+        }
+        lasso_assign_gobject(profile->nameIdentifier, LASSO_NODE(lr->NameID));
+        req->encrypted_id = 1;
+        rc = 0;
+    }
     if (rc != 0 && rc != LASSO_PROFILE_ERROR_CANNOT_VERIFY_SIGNATURE) {
         REFUSE(rsp_saml_check_of(rc), "%s (lasso %d)", lasso_strerror(rc), rc);
     }
@@ -640,8 +660,8 @@ apr_status_t rsp_saml_logout_request_in(rsp_slo_t **out, apr_pool_t *p,
         REFUSE("xml", "the LogoutRequest's Issuer read twice differs");
     }
     if (!lr->NameID || !lr->NameID->content || !*lr->NameID->content) {
-        REFUSE("subject", "LogoutRequest without a NameID (a BaseID, or an "
-               "EncryptedID no key of this SP decrypts)");
+        REFUSE("subject", "LogoutRequest without a NameID (a BaseID, or "
+               "an EncryptedID that holds none)");
     }
     req->issuer = apr_pstrdup(p, ra->Issuer->content);
     req->id = apr_pstrdup(p, ra->ID);

@@ -293,6 +293,29 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
     }
     /* base64: Lasso refuses an XML POST message as another profile. */
     rc = lasso_login_process_authn_response_msg(login, (gchar *)lasso_b64);
+    /* An EncryptedID in the Subject: Lasso, with no decryption key of its
+     * own (rsp_saml_server_new), stops there, once the signatures that
+     * cover it are verified; it is decrypted here, into the NameID Lasso
+     * would have put in its place, and the checks go on. */
+    if (rc == LASSO_PROFILE_ERROR_MISSING_ENCRYPTION_PRIVATE_KEY
+        && LASSO_IS_SAMLP2_RESPONSE(LASSO_PROFILE(login)->response)) {
+        resp = LASSO_SAMLP2_RESPONSE(LASSO_PROFILE(login)->response);
+        a = g_list_length(resp->Assertion) == 1
+            && g_list_length(resp->EncryptedAssertion) == 0
+            && LASSO_IS_SAML2_ASSERTION(resp->Assertion->data)
+            ? LASSO_SAML2_ASSERTION(resp->Assertion->data) : NULL;
+        subj = a ? a->Subject : NULL;
+        if (subj && !subj->NameID && subj->EncryptedID) {
+            if ((rv = rsp_saml_encrypted_id_take(
+                     p, cp->sp, shape.issuer, "the assertion's Subject",
+                     &subj->NameID, &subj->EncryptedID, check, detail))
+                != APR_SUCCESS) {
+                goto done;
+            }
+            res->encrypted_id = 1;
+            rc = 0;
+        }
+    }
     if (rc != 0) {
         REFUSE(rsp_saml_check_of(rc), "%s (lasso %d)", lasso_strerror(rc), rc);
     }

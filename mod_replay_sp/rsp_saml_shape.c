@@ -128,8 +128,9 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
     return NULL;
 }
 
-/* An EncryptedID (a LogoutRequest's, a Subject's) before Lasso decrypts
- * it: the same algorithms as an EncryptedAssertion's (one EncryptedData,
+/* An EncryptedID (a LogoutRequest's, a Subject's) before Lasso reads the
+ * message (rsp_saml_encrypted_id_take decrypts it after, once the
+ * signature over it is verified): the same algorithms as an EncryptedAssertion's (one EncryptedData,
  * AES-GCM or AES-CBC; RSA-OAEP key transport with known parameters, at
  * least one key, at most RSP_ENCRYPTED_KEYS_MAX). NULL, or why with
  * *check. */
@@ -253,6 +254,8 @@ typedef struct {
     int max_attributes;
     int one_element;
     const char *size_check;   /* the check= of size, elements, attributes */
+    const char *what;         /* one_element: the element's name, */
+    const char *count_check;  /* and the check= of anything beside it */
 } scan_limits_t;
 
 /* The limits, the count of top-level elements and what is beside them, by
@@ -279,8 +282,8 @@ static const char *scan(apr_pool_t *p, const char *s, apr_size_t len,
         q = memchr(c, '<', (apr_size_t)(end - c));
         q = q ? q : end;
         if (lim->one_element && depth == 0 && !blank(c, q)) {
-            *check = "assertion-count";
-            return "text beside the Assertion element";
+            *check = lim->count_check;
+            return apr_psprintf(p, "text beside the %s element", lim->what);
         }
         if ((c = q) == end) {
             break;
@@ -297,13 +300,12 @@ static const char *scan(apr_pool_t *p, const char *s, apr_size_t len,
                 goto malformed;
             }
             if (lim->one_element && depth == 0) {
-                *check = "assertion-count";
-                return c[1] == '?' ? "a processing instruction or XML "
-                                     "declaration beside the Assertion "
-                                     "element"
-                       : c[2] == '-' ? "a comment beside the Assertion "
-                                     "element"
-                       : "text beside the Assertion element";
+                *check = lim->count_check;
+                return apr_psprintf(p, "%s beside the %s element",
+                                    c[1] == '?' ? "a processing instruction "
+                                                  "or XML declaration"
+                                    : c[2] == '-' ? "a comment" : "text",
+                                    lim->what);
             }
             c = q;
             continue;
@@ -322,9 +324,9 @@ static const char *scan(apr_pool_t *p, const char *s, apr_size_t len,
         }
         /* a start tag: its attributes are its '=' outside quotes */
         if (lim->one_element && depth == 0 && ++top > 1) {
-            *check = "assertion-count";
-            return "more than one element (exactly one saml:Assertion "
-                   "is accepted)";
+            *check = lim->count_check;
+            return apr_psprintf(p, "more than one element (exactly one "
+                                "saml:%s is accepted)", lim->what);
         }
         if (lim->max_elements && ++elements > lim->max_elements) {
             *check = lim->size_check;
@@ -359,8 +361,9 @@ static const char *scan(apr_pool_t *p, const char *s, apr_size_t len,
         goto malformed;
     }
     if (lim->one_element && top == 0) {
-        *check = "assertion-count";
-        return "no element (exactly one saml:Assertion is accepted)";
+        *check = lim->count_check;
+        return apr_psprintf(p, "no element (exactly one saml:%s is "
+                            "accepted)", lim->what);
     }
     *check = NULL;
     return NULL;
@@ -375,7 +378,8 @@ malformed:
 
 /* Any message: what libxml2 does not bound. */
 static const scan_limits_t message_limits = {
-    0, RSP_MESSAGE_MAX_DEPTH, 0, RSP_MESSAGE_MAX_ATTRIBUTES, 0, "xml"
+    0, RSP_MESSAGE_MAX_DEPTH, 0, RSP_MESSAGE_MAX_ATTRIBUTES, 0, "xml", NULL,
+    NULL
 };
 
 #define REDIRECT_MAX (128 * 1024)
@@ -586,8 +590,10 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
     if (assertion && !out->weak) {
         out->weak = rsp_saml_weak_signature(p, assertion, "the assertion");
     }
-    /* An EncryptedID in the assertion (its Subject's, say): Lasso decrypts
-     * it, with what it is given only if we accept it. */
+    /* An EncryptedID in the assertion (its Subject's, say): refused now
+     * if its algorithms are, before Lasso reads the Response; decrypted
+     * after (rsp_saml_encrypted_id_take), once Lasso verified the
+     * signatures. */
     if (assertion && (why = encrypted_ids_refused(p, assertion, 0, &tag)) != NULL) {
         REFUSE(tag, "%s", why);
     }
@@ -655,7 +661,7 @@ refused:
 static const scan_limits_t plaintext_limits = {
     RSP_DECRYPTED_MAX_SIZE, RSP_DECRYPTED_MAX_DEPTH,
     RSP_DECRYPTED_MAX_ELEMENTS, RSP_DECRYPTED_MAX_ATTRIBUTES, 1,
-    "decrypted-size"
+    "decrypted-size", "Assertion", "assertion-count"
 };
 
 const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
@@ -698,6 +704,149 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
     }
     xmlFreeDoc(doc);
     if (!why) {
+        *check = NULL;
+    }
+    return why;
+}
+
+/* ---- an EncryptedID, and what comes out of it ---- */
+
+apr_status_t rsp_saml_encrypted_id_shape(rsp_shape_t *out, apr_pool_t *p,
+                                         const char *xml, apr_size_t len,
+                                         const char *issuer,
+                                         xmlDocPtr *doc_out,
+                                         const char **check,
+                                         const char **detail)
+{
+    xmlDocPtr doc = NULL;
+    xmlNodePtr root, n;
+    const char *why, *tag;
+
+    memset(out, 0, sizeof(*out));
+    *doc_out = NULL;
+    out->issuer = issuer ? issuer : "(no Issuer)";
+    if (len > (apr_size_t)0x7fffffff || memchr(xml, '\0', len)) {
+        REFUSE("xml", "the EncryptedID is too large or holds a NUL byte");
+    }
+    if ((why = scan(p, xml, len, &message_limits, &tag)) != NULL) {
+        REFUSE(tag, "the EncryptedID: %s", why);
+    }
+    doc = xmlReadMemory(xml, (int)len, NULL, NULL,
+                        XML_PARSE_NONET | XML_PARSE_NOERROR
+                            | XML_PARSE_NOWARNING);
+    if (!doc || doc->intSubset || doc->extSubset) {
+        REFUSE("xml", "the EncryptedID is not well-formed XML without a "
+               "DOCTYPE");
+    }
+    root = xmlDocGetRootElement(doc);
+    if (!is_el(root, NS_SAML, "EncryptedID")) {
+        REFUSE("xml", "not a saml:EncryptedID");
+    }
+    /* the algorithms, as before Lasso read the message */
+    if ((why = encrypted_id_refused(p, root, &tag)) != NULL) {
+        REFUSE(tag, "%s", why);
+    }
+    for (n = root->children; n; n = n->next) {
+        if (is_el(n, RSP_XENC_NS, "EncryptedData")) {
+            out->enc_data = n;
+        }
+    }
+    out->data_alg = attr(p, child(out->enc_data, RSP_XENC_NS,
+                                  "EncryptionMethod"), "Algorithm");
+    if ((why = check_keys(out, p, root, 0, &tag)) != NULL) {
+        REFUSE(tag, "EncryptedID: %s", why);
+    }
+    if (has_el(root, RSP_XENC_NS, "CipherReference")) {
+        REFUSE("encryption", "a CipherReference in the EncryptedID (only "
+               "CipherValue: a reference is not fetched)");
+    }
+    out->enc = root;
+    out->enc_key = child(child(out->enc_data, NS_DS, "KeyInfo"), RSP_XENC_NS,
+                         "EncryptedKey");
+    if (!out->enc_key) {
+        out->enc_key = child(root, RSP_XENC_NS, "EncryptedKey");
+    }
+    if (!out->enc_key) {
+        REFUSE("encryption", "no EncryptedKey beside the EncryptedData of "
+               "the EncryptedID or in its KeyInfo");
+    }
+    *doc_out = doc;
+    return APR_SUCCESS;
+
+refused:
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+    return APR_EGENERAL;
+}
+
+static const scan_limits_t name_id_limits = {
+    RSP_DECRYPTED_ID_MAX_SIZE, 1, 0, RSP_DECRYPTED_ID_MAX_ATTRIBUTES, 1,
+    "decrypted-size", "NameID", "subject"
+};
+
+const char *rsp_saml_name_id_plaintext(apr_pool_t *p, const char *text,
+                                       apr_size_t len, rsp_name_id_t *out,
+                                       const char **check)
+{
+    xmlDocPtr doc;
+    xmlNodePtr root, n;
+    const char *why = NULL;
+    xmlChar *t;
+
+    memset(out, 0, sizeof(*out));
+    if ((why = scan(p, text, len, &name_id_limits, check)) != NULL) {
+        return why;
+    }
+    *check = "xml";
+    if (memchr(text, '\0', len)) {
+        return "a NUL byte";
+    }
+    doc = xmlReadMemory(text, (int)len, NULL, "UTF-8",
+                        XML_PARSE_NONET | XML_PARSE_NOERROR
+                            | XML_PARSE_NOWARNING);
+    if (!doc) {
+        return "not well-formed XML";
+    }
+    root = xmlDocGetRootElement(doc);
+    if (doc->intSubset || doc->extSubset) {
+        why = "a DOCTYPE";
+        goto done;
+    }
+    *check = "subject";
+    if (!is_el(root, NS_SAML, "NameID")) {
+        why = apr_psprintf(p, "the element is %s%s%s, not saml:NameID (a "
+                           "BaseID or anything else is not accepted)",
+                           root && root->ns && root->ns->href
+                               ? (const char *)root->ns->href : "",
+                           root && root->ns && root->ns->href ? ":" : "",
+                           root ? (const char *)root->name : "(none)");
+        goto done;
+    }
+    /* its value one text: no comment, CDATA or entity splits it */
+    for (n = root->children; n; n = n->next) {
+        if (n->type != XML_TEXT_NODE || n != root->children) {
+            why = "a NameID whose value is not one text";
+            goto done;
+        }
+    }
+    t = xmlNodeGetContent(root);
+    out->value = t && *t ? apr_pstrdup(p, (const char *)t) : NULL;
+    xmlFree(t);
+    if (!out->value) {
+        why = "an empty NameID";
+        goto done;
+    }
+    out->format = attr(p, root, "Format");
+    out->name_qualifier = attr(p, root, "NameQualifier");
+    out->sp_name_qualifier = attr(p, root, "SPNameQualifier");
+    out->sp_provided_id = attr(p, root, "SPProvidedID");
+done:
+    xmlFreeDoc(doc);
+    if (why) {
+        memset(out, 0, sizeof(*out));
+    }
+    else {
         *check = NULL;
     }
     return why;

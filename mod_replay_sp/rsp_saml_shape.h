@@ -95,6 +95,52 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
                                      apr_size_t len, const char **id,
                                      const char **check);
 
+/* What an EncryptedID may decrypt to: one saml:NameID, its value one
+ * text, within these limits (an identifier, not a document). */
+#define RSP_DECRYPTED_ID_MAX_SIZE 4096        /* bytes */
+#define RSP_DECRYPTED_ID_MAX_ATTRIBUTES 16    /* xmlns too */
+
+/* A NameID as an EncryptedID gave it (strings in the caller's pool;
+ * NULL: the attribute is absent). */
+typedef struct {
+    const char *value;
+    const char *format;
+    const char *name_qualifier;
+    const char *sp_name_qualifier;
+    const char *sp_provided_id;
+} rsp_name_id_t;
+
+/* An EncryptedID as XML text (len bytes: one saml:EncryptedID element,
+ * serialised from what Lasso parsed of a message whose signature was
+ * verified), read as rsp_saml_shape reads an EncryptedAssertion: the
+ * same algorithms (one EncryptedData with AES, RSA-OAEP key transport
+ * with known parameters, at most RSP_ENCRYPTED_KEYS_MAX EncryptedKeys,
+ * inline or beside the EncryptedData), CipherValues only, within
+ * RSP_MESSAGE_MAX_DEPTH and RSP_MESSAGE_MAX_ATTRIBUTES. On success *out
+ * is filled (issuer: for log lines; enc: the EncryptedID) and *doc_out
+ * holds the document its nodes are in (the caller frees it); else
+ * APR_EGENERAL with *check xml, xml-depth, encryption or
+ * encryption-algorithm, and *detail. */
+apr_status_t rsp_saml_encrypted_id_shape(rsp_shape_t *out, apr_pool_t *p,
+                                         const char *xml, apr_size_t len,
+                                         const char *issuer,
+                                         xmlDocPtr *doc_out,
+                                         const char **check,
+                                         const char **detail);
+
+/* The plaintext of an EncryptedID (len bytes): NULL when it is exactly
+ * one saml:NameID element whose value is one non-empty text (no child
+ * element, comment or CDATA section), with nothing beside it but
+ * whitespace, within RSP_DECRYPTED_ID_MAX_SIZE bytes and
+ * RSP_DECRYPTED_ID_MAX_ATTRIBUTES attributes; *out then holds it. Else
+ * why, with *check decrypted-size, xml-depth (an element inside it), xml
+ * (not well-formed, a DOCTYPE) or subject (no element, another element,
+ * more than one, anything beside it, an empty or split value). Scanned before libxml2 parses it, as
+ * rsp_saml_plaintext_shape does. */
+const char *rsp_saml_name_id_plaintext(apr_pool_t *p, const char *text,
+                                       apr_size_t len, rsp_name_id_t *out,
+                                       const char **check);
+
 /* An HTTP-Redirect message (the SAMLRequest or SAMLResponse parameter,
  * URL-decoded: base64 of raw DEFLATE), read before Lasso parses it (Lasso
  * aborts the whole process on some malformed messages): it must inflate

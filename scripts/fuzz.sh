@@ -21,7 +21,7 @@ build=$fz/build
 
 ALL="fuzz_form fuzz_pct fuzz_url fuzz_redirect fuzz_records \
 fuzz_record_codec fuzz_monitor fuzz_redirect_sig fuzz_saml_response \
-fuzz_memcache fuzz_md_verify fuzz_discovery fuzz_decrypt fuzz_xenc"
+fuzz_memcache fuzz_md_verify fuzz_discovery fuzz_decrypt fuzz_decrypt_id fuzz_xenc"
 TOTAL_SECONDS=45
 
 usage() {
@@ -146,7 +146,7 @@ for t in $targets; do
     compile "$fz/$t.c" "$build/obj/$t.o" -Werror "-DFUZZ_SAML_DIR=\"$top/$fz/saml\""
     extra=
     case $t in
-    fuzz_redirect_sig|fuzz_saml_response|fuzz_decrypt|fuzz_md_verify) extra=$build/obj/fuzz_saml.o ;;
+    fuzz_redirect_sig|fuzz_saml_response|fuzz_decrypt|fuzz_decrypt_id|fuzz_md_verify) extra=$build/obj/fuzz_saml.o ;;
     esac
     bin=$build/$t
     relink=0
@@ -176,6 +176,7 @@ max_len() {
     fuzz_redirect_sig) echo 8192 ;;
     fuzz_saml_response) echo 24576 ;;
     fuzz_decrypt) echo 24576 ;;
+    fuzz_decrypt_id) echo 8192 ;;
     fuzz_xenc) echo 4096 ;;
     fuzz_memcache) echo 8192 ;;
     fuzz_md_verify) echo 16384 ;;

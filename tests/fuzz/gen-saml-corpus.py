@@ -15,6 +15,9 @@ Writes, under tests/fuzz/:
             python3-cryptography encrypted for the SP (each key transport,
             AES mode, way of naming the key, inline and peer keys, other
             recipients, broken ones)
+  corpus/fuzz_decrypt_id/      EncryptedIDs of a NameID, encrypted for the
+            SP (each key transport, AES mode, way of naming the key, peer
+            keys, broken ones)
   corpus/fuzz_xenc/            binary inputs of the primitives' target
             (its header: algorithm, digest, MGF, flags)
 
@@ -80,6 +83,39 @@ class Plaintext(Encryption):
 
     def encrypt_xmlsec1(self, assertion_xml, recipient=None):
         return super().encrypt_xmlsec1(self.change(assertion_xml), recipient)
+
+
+def decrypt_id_seeds(sp_crt, other_crt):
+    """corpus/fuzz_decrypt_id/: EncryptedIDs of a NameID that
+    python3-cryptography (and xmlsec1) encrypted for the SP: each key
+    transport, AES mode, way of naming the key, inline and peer keys,
+    other recipients, and broken ones."""
+    def crypt(**kw):
+        return Encryption(kw.pop("cert", sp_crt), engine=kw.pop("engine", "cryptography"),
+                          **kw)
+
+    name_id = tidp.name_id_xml("alice", tidp.NAMEID_UNSPECIFIED,
+                               {"NameQualifier": IDP, "SPNameQualifier": SP})
+    seeds = {
+        "mgf1p-sha256": crypt(key="rsa-oaep-mgf1p", digest="sha256"),
+        "oaep-sha256-mgf1sha256": crypt(key="rsa-oaep", digest="sha256", mgf="sha256",
+                                        data="aes256-gcm"),
+        "oaep-sha512-label": crypt(key="rsa-oaep", digest="sha512", mgf="sha384",
+                                   label=b"label", data="aes192-cbc"),
+        "ki-issuer-serial": crypt(key_info="issuer-serial", data="aes256-cbc"),
+        "ki-key-name": crypt(key_info="key-name", key="rsa-oaep"),
+        "peer-others": crypt(key_placement="sibling", others=(other_crt,),
+                             key_info="cert"),
+        "another-sp": crypt(cert=other_crt),
+        "rsa-1_5": crypt(key="rsa-1_5"),
+        "gcm-tag": crypt(corrupt="tag"),
+        "cbc-padding": crypt(data="aes128-cbc", corrupt="padding"),
+        "xmlsec1": crypt(engine="xmlsec1", data="aes128-cbc"),
+    }
+    for name, enc in seeds.items():
+        write("fuzz_decrypt_id", name + ".xml", tidp.encrypted_id_xml(enc, name_id, SP))
+    write("fuzz_decrypt_id", "base-id.xml", tidp.encrypted_id_xml(
+        crypt(), '<saml:BaseID xmlns:saml="%s">alice</saml:BaseID>' % tidp.SAML_NS))
 
 
 def main():
@@ -182,6 +218,8 @@ def main():
     write("fuzz_saml_response", "encrypted-oaep-response-signed.xml", mint(
         encrypt=crypt(key="rsa-oaep-mgf1p", digest="sha256", data="aes256-cbc"),
         sign_assertion=False))
+
+    decrypt_id_seeds(sp_crt, other_crt)
 
     # ---- the primitives: header, key, IV, label, padding, plaintext ----
     t = "fuzz_xenc"

@@ -929,6 +929,44 @@ class Encryption:
                 raise RuntimeError("%s has no CipherValue" % where)
 
 
+def name_id_xml(name_id, name_id_format=None, qualifiers=None):
+    """A saml:NameID as an IdP serialises it to encrypt it (its namespace
+    declared on it)."""
+    attrs = ""
+    if name_id_format:
+        attrs += ' Format="%s"' % _xml_escape(name_id_format)
+    for name in ("NameQualifier", "SPNameQualifier", "SPProvidedID"):
+        if (qualifiers or {}).get(name) is not None:
+            attrs += ' %s="%s"' % (name, _xml_escape(qualifiers[name]))
+    return '<saml:NameID xmlns:saml="%s"%s>%s</saml:NameID>' % (
+        SAML_NS, attrs, _xml_escape(name_id))
+
+
+def encrypted_id_xml(enc, plaintext, recipient=None):
+    """saml:EncryptedID XML (str): plaintext (a serialised NameID, or
+    whatever a test wants decrypted) encrypted by enc (an Encryption,
+    engine xmlsec1 or cryptography), as enc encrypts an assertion."""
+    xml = enc.encrypt_serialised(plaintext, recipient)
+    xml, n1 = re.subn(r"^<saml:EncryptedAssertion\b", "<saml:EncryptedID", xml)
+    xml, n2 = re.subn(r"</saml:EncryptedAssertion>\s*$", "</saml:EncryptedID>", xml)
+    if (n1, n2) != (1, 1):
+        raise RuntimeError("no saml:EncryptedAssertion to make an EncryptedID "
+                           "of: %r" % xml[:200])
+    return xml
+
+
+def encrypted_id_node(enc, plaintext, recipient=None):
+    """The lasso.Saml2EncryptedElement of encrypted_id_xml, to put in a
+    Lasso Subject or LogoutRequest before it is signed.  Caller holds
+    _LASSO_LOCK."""
+    subject = lasso.Node.newFromDump(
+        '<saml:Subject xmlns:saml="%s">%s</saml:Subject>'
+        % (SAML_NS, encrypted_id_xml(enc, plaintext, recipient)))
+    if subject is None or subject.encryptedId is None:
+        raise RuntimeError("Lasso did not read the EncryptedID")
+    return subject.encryptedId
+
+
 def _encryption_plan(encrypt, assertions):
     """encrypt (None, an Encryption, or one entry per assertion) as a list
     of assertions entries, each an Encryption or None."""
@@ -1301,7 +1339,9 @@ class TestIdP:
 
         ``encrypt_name_id``: the SP's encryption certificate (PEM path): the
         Subject carries an EncryptedID (Lasso's encryption: AES-128-CBC,
-        rsa-oaep-mgf1p) instead of the NameID.
+        rsa-oaep-mgf1p) instead of the NameID; or an Encryption (engine
+        xmlsec1 or cryptography): the EncryptedID is its encryption of the
+        NameID (any key transport and AES it has).
         """
         if assertions not in (0, 1, 2):
             raise ValueError("assertions must be 0, 1 or 2")
@@ -1507,7 +1547,9 @@ class TestIdP:
         qualifiers: NameID attributes as IdPs send them ({"NameQualifier":
         ..., "SPNameQualifier": ..., "SPProvidedID": ...}).
         encrypt_name_id: an EncryptedID for the SP's encryption key (from
-        its metadata) instead of the NameID, as Shibboleth IdP sends it.
+        its metadata) instead of the NameID, as Shibboleth IdP sends it
+        (True: Lasso's encryption, rsa-oaep-mgf1p with SHA-1; an
+        Encryption: its encryption of the NameID, e.g. OAEP with SHA-256).
 
         How: Lasso's Logout.initRequest takes the NameID from a session
         holding an assertion for this SP, so we hand it a throw-away session
@@ -1533,8 +1575,9 @@ class TestIdP:
             session = lasso.Session()
             session.addAssertion(sp["entity_id"],
                                  self._session_assertion(name_id, fmt, qualifiers))
+            custom = isinstance(encrypt_name_id, Encryption)
             server.getProvider(sp["entity_id"]).setEncryptionMode(
-                lasso.ENCRYPTION_MODE_NAMEID if encrypt_name_id
+                lasso.ENCRYPTION_MODE_NAMEID if encrypt_name_id and not custom
                 else lasso.ENCRYPTION_MODE_NONE)
             logout = lasso.Logout(server)
             logout.setSignatureHint(lasso.PROFILE_SIGNATURE_HINT_FORCE if sign
@@ -1543,6 +1586,11 @@ class TestIdP:
             logout.initRequest(sp["entity_id"], lasso.HTTP_METHOD_POST if post
                                else lasso.HTTP_METHOD_REDIRECT)
             request = logout.request
+            if custom:
+                request.encryptedId = encrypted_id_node(
+                    encrypt_name_id, name_id_xml(name_id, fmt, qualifiers),
+                    sp["entity_id"])
+                request.nameId = None
             request.setSessionIndexes(indexes)
             if relay_state is not None:
                 logout.msgRelayState = relay_state
@@ -1921,7 +1969,11 @@ class TestIdP:
             nid.content = name_id
             if name_id_format:
                 nid.format = name_id_format
-            if encrypt_name_id:
+            if encrypt_name_id and isinstance(encrypt_name_id[2], Encryption):
+                sp_entity, _, enc = encrypt_name_id
+                subject.encryptedId = encrypted_id_node(
+                    enc, name_id_xml(name_id, name_id_format), sp_entity)
+            elif encrypt_name_id:
                 sp_entity, sp_acs, cert = encrypt_name_id
                 sp = lasso.Provider.newFromBuffer(
                     lasso.PROVIDER_ROLE_SP,

@@ -160,6 +160,63 @@ def test_field_key_transports_accepted_once(fleet, saml, store, sp_keys, enc_pai
     assert r.headers.get("X-RSP-User") == saml.user("v-" + name)
 
 
+# EncryptedIDs in the assertion's Subject, as the field encrypts them
+# (python3-cryptography), decrypted by the module itself once the
+# signatures are verified: Sweden Connect's OAEP with SHA-256, Keycloak's
+# xmlenc11#rsa-oaep with MGF1-SHA256.
+ID_VARIANTS = {
+    "mgf1p-sha256": dict(key="rsa-oaep-mgf1p", digest="sha256", data="aes128-gcm"),
+    "oaep-sha256-mgf1sha256": dict(key="rsa-oaep", digest="sha256", mgf="sha256",
+                                   data="aes256-cbc", key_info="cert"),
+}
+
+
+@pytest.mark.expect_log("replay_refused")
+@pytest.mark.parametrize("shape", sorted(SHAPES) + ["encrypted-assertion"])
+@pytest.mark.parametrize("name", sorted(ID_VARIANTS))
+def test_encrypted_id_in_the_subject_signs_in_once(fleet, saml, store, sp_keys, enc_pairs,
+                                                   testidp, name, shape):
+    """The user is the NameID the EncryptedID holds; signed in once
+    fleet-wide (plaintext assertion signed, or the Response; or the
+    assertion itself encrypted too)."""
+    kw = dict(SHAPES.get(shape, dict(sign_response=False, sign_assertion=True)))
+    if shape == "encrypted-assertion":
+        kw["encrypt"] = variant(testidp, sp_keys[1], enc_pairs, **ID_VARIANTS[name])
+    m = saml.mint(name_id="eid-" + name, encrypt_name_id=variant(
+        testidp, sp_keys[1], enc_pairs, **ID_VARIANTS[name]), **kw)
+    cookie = accepted_once(fleet, store, m)
+    r = get(fleet.public + PAGE, cookie=cookie)
+    assert r.headers.get("X-RSP-User") == saml.user("eid-" + name)
+
+
+@pytest.mark.expect_log("check_refused")
+def test_encrypted_id_that_does_not_decrypt_is_one_refusal(fleet, saml, store, sp_keys,
+                                                           enc_pairs, testidp):
+    """Another SP's key, a changed GCM tag, bad CBC padding: check=decrypt
+    with one detail per data mode, nothing claimed; RSA-1.5 refused before
+    anything is decrypted."""
+    other = enc_pairs["other"][1]
+    for data, broken in (("aes128-gcm", (dict(cert=other), dict(corrupt="tag"),
+                                         dict(corrupt="key"))),
+                         ("aes128-cbc", (dict(cert=other), dict(corrupt="padding"),
+                                         dict(corrupt="truncate")))):
+        details = set()
+        for b in broken:
+            b = dict(b)
+            cert = b.pop("cert", sp_keys[1])
+            m = saml.mint(encrypt_name_id=variant(
+                testidp, cert, enc_pairs, key="rsa-oaep", digest="sha256", mgf="sha256",
+                data=data, **b), sign_response=False)
+            refused(fleet, store, m.b64, "decrypt")
+            details |= {line.split("check=decrypt:", 1)[1]
+                        for line in log_lines_with(fleet, "check=decrypt:")
+                        if "(data %s," % data in line}
+        assert len(details) == 1, "\n".join(sorted(details))
+    m = saml.mint(encrypt_name_id=variant(testidp, sp_keys[1], enc_pairs, key="rsa-1_5"),
+                  sign_response=False)
+    refused(fleet, store, m.b64, "encryption-algorithm")
+
+
 @pytest.mark.expect_log("replay_refused")
 def test_encrypted_burst_of_identical_posts_one_session(fleet, saml, store, sp_keys, testidp):
     m = saml.mint(encrypt=encryption(testidp, sp_keys[1], data="aes256-gcm"),

@@ -249,11 +249,30 @@ NAMED_AS = {
     "encrypted": dict(encrypt_name_id=True),
     "encrypted-qualified": dict(encrypt_name_id=True,
                                 qualifiers={"NameQualifier": "https://idp1.example/"}),
+    # encrypted as Sweden Connect (OAEP with SHA-256) and Keycloak
+    # (xmlenc11#rsa-oaep with MGF1-SHA256) do, which Debian 12's xmlsec1
+    # cannot unwrap: the module decrypts it itself
+    "encrypted-mgf1p-sha256": dict(encrypt_name_id=dict(
+        key="rsa-oaep-mgf1p", digest="sha256", data="aes128-gcm"),
+        qualifiers={"NameQualifier": "https://idp1.example/"}),
+    "encrypted-oaep-sha256-mgf1sha256": dict(encrypt_name_id=dict(
+        key="rsa-oaep", digest="sha256", mgf="sha256", data="aes256-cbc")),
 }
 
 
+def named_as_kw(named_as, testidp, sp_keys):
+    """NAMED_AS[named_as] for logout_request_url: an EncryptedID's
+    algorithms (a dict) made an Encryption for the SP's certificate."""
+    kw = dict(NAMED_AS.get(named_as, {}))
+    if isinstance(kw.get("encrypt_name_id"), dict):
+        kw["encrypt_name_id"] = testidp.Encryption(
+            sp_keys[1], engine="cryptography", **kw["encrypt_name_id"])
+    return kw
+
+
 @pytest.mark.parametrize("named_as", list(NAMED_AS))
-def test_idp_logout_request_names_the_user_as_idps_do(fleet, saml, store, named_as):
+def test_idp_logout_request_names_the_user_as_idps_do(fleet, saml, store, named_as,
+                                                      testidp, sp_keys):
     """The sessions the LogoutRequest names end on every replica, other
     users' stay, and the IdP gets a signed LogoutResponse (Success) that
     answers its request."""
@@ -263,7 +282,8 @@ def test_idp_logout_request_names_the_user_as_idps_do(fleet, saml, store, named_
     a2 = sign_in(fleet, saml, session_index="SI-R")
     bob = sign_in(fleet, saml, name_id="bob", session_index="SI-Q")
     url, rid = idp.logout_request_url(md, "alice", session_index="SI-Q",
-                                      relay_state="rs-q", **NAMED_AS[named_as])
+                                      relay_state="rs-q",
+                                      **named_as_kw(named_as, testidp, sp_keys))
     r = get(local(url, fleet.replicas[1].base_url))
     assert r.status_code == 302, (r.status_code, r.text[:300])
     info = idp.process_logout_response(md, r.headers["Location"])
@@ -293,8 +313,10 @@ def auto_post(page):
 
 
 @pytest.mark.expect_log("RSP01035")
-@pytest.mark.parametrize("named_as", ["plain", "encrypted-qualified"])
-def test_idp_logout_request_over_http_post(fleet, saml, store, named_as):
+@pytest.mark.parametrize("named_as", ["plain", "encrypted-qualified",
+                                      "encrypted-mgf1p-sha256",
+                                      "encrypted-oaep-sha256-mgf1sha256"])
+def test_idp_logout_request_over_http_post(fleet, saml, store, named_as, testidp, sp_keys):
     """Shibboleth IdP and SimpleSAMLphp send LogoutRequests over HTTP-POST,
     signed inside: the named sessions end on every replica and the signed
     LogoutResponse goes back over HTTP-Redirect (the IdP has it), with the
@@ -305,7 +327,7 @@ def test_idp_logout_request_over_http_post(fleet, saml, store, named_as):
     bob = sign_in(fleet, saml, name_id="bob", session_index="SI-P")
     url, fields, rid = idp.logout_request_post(
         md, "alice", session_index="SI-P", relay_state="rs-post",
-        **NAMED_AS.get(named_as, {}))
+        **named_as_kw(named_as, testidp, sp_keys))
     assert url == fleet.public + httpd_fleet.ENDPOINT + "/slo"
     r = post_form(url, fields, fleet.replicas[2].base_url)
     assert r.status_code == 302, (r.status_code, r.text[:300])

@@ -19,6 +19,11 @@ when not given):
                transport, OAEP digest, MGF and label, each AES, each way
                of naming the recipient's key, inline and peer keys, and
                what a broken IdP or an attacker sends (test_rsp_saml_decrypt.c)
+    ids        the same for responses whose assertion's Subject has an
+               EncryptedID, encrypted by python3-cryptography (and xmlsec1,
+               and Lasso): each key transport, AES, key name and placement,
+               the signatures around it, and what does not decrypt
+               (test_rsp_saml_decrypt.c)
     logout     logout/NAME.txt, one raw HTTP-Redirect query per case: the
                IdP's LogoutRequests, signed or not (test_rsp_saml_messages.c)
     keys       nothing more (test_rsp_saml_metadata.c)
@@ -49,7 +54,8 @@ IDP = "https://idp.unit.example/idp"       # rsp_unit_saml.h: IDP_ENTITY
 ASSERTION = re.compile(r"<saml:Assertion\b.*?</saml:Assertion>", re.S)
 SIGNATURE = re.compile(r"<(?:ds:)?Signature\b.*?</(?:ds:)?Signature>", re.S)
 DSIG = "http://www.w3.org/2000/09/xmldsig#"
-GROUPS = ("responses", "encrypted", "variants", "logout", "keys", "metadata")
+GROUPS = ("responses", "encrypted", "variants", "ids", "logout", "keys",
+          "metadata")
 
 
 def b64(xml):
@@ -302,6 +308,115 @@ def variant_cases(out, idp, cert):
     return cases
 
 
+class IdOutput(tidp.Encryption):
+    """Encrypts as the test IdP does, then change(xml) makes what it wants
+    of the EncryptedID written (before the message is signed: what an IdP
+    that is broken sends, its signature good)."""
+
+    def __init__(self, cert_path, change, **kw):
+        super().__init__(cert_path, **kw)
+        self.change = change
+
+    def encrypt_serialised(self, xml, recipient=None):
+        return self.change(super().encrypt_serialised(xml, recipient))
+
+
+def last_cipher_value(xml, value):
+    """xml with the text of its last CipherValue (the data's) replaced by
+    value(old text)."""
+    v = list(re.finditer(r"<xenc:CipherValue>([^<]*)<", xml))[-1]
+    return xml[:v.start(1)] + value(v.group(1)) + xml[v.end(1):]
+
+
+NAME_ID = tidp.name_id_xml("alice", tidp.NAMEID_UNSPECIFIED)
+
+
+def encrypted_id_cases(out, idp, cert):
+    """Responses whose (signed) assertion's Subject has an EncryptedID,
+    encrypted by python3-cryptography (or xmlsec1, or Lasso) for the SP's
+    certificate: id-x-...: accepted as alice; id-r-...: refused;
+    id-u-MODE-...: what does not decrypt (test_rsp_saml_decrypt.c)."""
+    other_key, other_cert = tidp.make_keypair(out, "fourth", "a fourth sp")
+
+    def mint(enc=None, sign_response=False, sign_assertion=True, encrypt=None,
+             **kw):
+        if enc is None:
+            enc = tidp.Encryption(kw.pop("cert_path", cert), **dict(VARIANT, **kw))
+        return idp.mint_xml(SP, ACS, encrypt_name_id=enc, encrypt=encrypt,
+                            sign_response=sign_response,
+                            sign_assertion=sign_assertion)
+
+    def plain(text, **kw):
+        """An EncryptedID of text (what a broken IdP encrypts)."""
+        return mint(Plaintext(cert, lambda _: text, **dict(VARIANT, **kw)))
+
+    cases = {}
+    for d in DIGESTS:
+        cases["id-x-mgf1p-%s" % d] = mint(key="rsa-oaep-mgf1p", digest=d, mgf=None)
+        for m in DIGESTS:
+            cases["id-x-oaep-%s-mgf1%s" % (d, m)] = mint(digest=d, mgf=m)
+    cases["id-x-oaep-label"] = mint(label=b"mod_replay_sp label")
+    for a in AES:
+        cases["id-x-%s" % a] = mint(data=a)
+    for ki in ("cert", "issuer-serial", "subject-name", "key-name"):
+        cases["id-x-ki-%s" % ki] = mint(key_info=ki)
+    cases["id-x-others"] = mint(others=(other_cert,), key_info="cert")
+    cases["id-x-peer"] = mint(key_placement="sibling", key_info="cert")
+    # the other engines: xmlsec1 (rsa-oaep-mgf1p, SHA-1), Lasso's own
+    cases["id-x-xmlsec1"] = mint(tidp.Encryption(cert, data="aes256-cbc"))
+    cases["id-x-lasso"] = mint(cert)
+    # the signatures around it: a signed Response, the assertion unsigned;
+    # both; the assertion inside an EncryptedAssertion
+    cases["id-x-response-signed"] = mint(sign_response=True, sign_assertion=False)
+    cases["id-x-both-signed"] = mint(sign_response=True)
+    cases["id-x-in-encrypted-assertion"] = mint(encrypt=tidp.Encryption(
+        cert, **VARIANT))
+    cases["id-x-qualified"] = plain(tidp.name_id_xml(
+        "alice", tidp.NAMEID_UNSPECIFIED, {"NameQualifier": IDP,
+                                           "SPNameQualifier": SP}))
+    # refused before anything is decrypted
+    cases["id-r-rsa-1_5"] = mint(key="rsa-1_5", digest=None, mgf=None)
+    cases["id-r-mgf1p-mgf1sha256"] = mint(key="rsa-oaep-mgf1p", mgf="sha256")
+    md5 = "http://www.w3.org/2001/04/xmldsig-more#md5"
+    cases["id-r-digest-md5"] = mint(IdOutput(cert, lambda x: x.replace(
+        tidp.OAEP_DIGESTS["sha256"], md5, 1), **VARIANT))
+    cases["id-r-aes-unknown"] = mint(IdOutput(cert, lambda x: x.replace(
+        tidp.DATA_ALGORITHMS["aes128-gcm"], tidp.XENC11_NS + "aes128-ctr", 1),
+        **VARIANT))
+    cases["id-r-too-many-keys"] = mint(others=(other_cert,) * 4)
+    # the signature checked first: the ciphertext changed after signing
+    good = mint()
+    cases["id-r-signature-broken"] = last_cipher_value(
+        good, lambda v: ("B" if v[0] != "B" else "C") + v[1:])
+    # with AES-GCM what it holds is said
+    cases["id-r-gcm-base-id"] = plain(
+        '<saml:BaseID xmlns:saml="%s">alice</saml:BaseID>' % tidp.SAML_NS)
+    cases["id-r-gcm-two-name-ids"] = plain(NAME_ID + NAME_ID)
+    cases["id-r-gcm-empty"] = plain(tidp.name_id_xml("", None))
+    cases["id-r-gcm-comment"] = plain(NAME_ID.replace(">alice<", ">al<!-- -->ice<"))
+    cases["id-r-gcm-too-large"] = plain(tidp.name_id_xml("a" * 5000))
+    # what does not decrypt: one refusal per data mode
+    for mode, data in (("gcm", "aes128-gcm"), ("cbc", "aes128-cbc")):
+        for c in tidp.CORRUPTIONS:
+            if (c, mode) in (("tag", "cbc"), ("padding", "gcm")):
+                continue
+            cases["id-u-%s-%s" % (mode, c)] = mint(data=data, corrupt=c)
+        cases["id-u-%s-wrong-key" % mode] = mint(data=data, cert_path=other_cert)
+        cases["id-u-%s-wrong-cert" % mode] = mint(data=data, cert_path=other_cert,
+                                                  key_info="cert")
+        cases["id-u-%s-not-base64" % mode] = mint(IdOutput(
+            cert, lambda x: last_cipher_value(x, lambda v: v[:-3]),
+            **dict(VARIANT, data=data)))
+        cases["id-u-%s-iv-only" % mode] = mint(IdOutput(
+            cert, lambda x, n=12 if mode == "gcm" else 16: last_cipher_value(
+                x, lambda v: base64.b64encode(os.urandom(n)).decode()),
+            **dict(VARIANT, data=data)))
+        cases["id-u-%s-base-id" % mode] = plain(
+            '<saml:BaseID xmlns:saml="%s">alice</saml:BaseID>' % tidp.SAML_NS,
+            data=data)
+    return cases
+
+
 def main(out, dtd_port, groups):
     os.makedirs(os.path.join(out, "cases"), exist_ok=True)
     key, cert = tidp.make_keypair(out, "sp", "rsp unit sp")
@@ -317,6 +432,8 @@ def main(out, dtd_port, groups):
         cases.update(encrypted_cases(out, idp, cert, dtd_port))
     if "variants" in groups:
         cases.update(variant_cases(out, idp, cert))
+    if "ids" in groups:
+        cases.update(encrypted_id_cases(out, idp, cert))
     for name, xml in cases.items():
         with open(os.path.join(out, "cases", name + ".b64"), "w") as f:
             f.write(b64(xml))
@@ -529,6 +646,30 @@ def logout_requests(out, idp, rogue, cert):
             tidp.sp_metadata(SP, ACS, cert, slo_url=SLO, enc_cert_path=cert), "alice", session_index="_s1", relay_state="/bye",
             encrypt_name_id=True, qualifiers={"NameQualifier": idp.entity_id})[0]),
     }
+    # EncryptedIDs as the field encrypts them (python3-cryptography): OAEP
+    # with SHA-256 (Sweden Connect), XML Encryption 1.1 rsa-oaep with
+    # MGF1-SHA256 (Keycloak), and what does not decrypt (one refusal)
+    md_enc = tidp.sp_metadata(SP, ACS, cert, slo_url=SLO, enc_cert_path=cert)
+    other_key, other_cert = tidp.make_keypair(out, "logout-other", "another sp")
+
+    def enc_q(**kw):
+        enc = tidp.Encryption(kw.pop("cert_path", cert), **dict(VARIANT, **kw))
+        return tidp.redirect_query(idp.logout_request_url(
+            md_enc, "alice", session_index="_s1", relay_state="/bye",
+            encrypt_name_id=enc, qualifiers={"NameQualifier": idp.entity_id})[0])
+
+    q.update({
+        "good-encrypted-mgf1p-sha256": enc_q(key="rsa-oaep-mgf1p", mgf=None),
+        "good-encrypted-oaep-sha256": enc_q(),
+        "good-encrypted-aes256-cbc": enc_q(data="aes256-cbc", key_info="cert"),
+        "encrypted-rsa-1_5": enc_q(key="rsa-1_5", digest=None, mgf=None),
+        "encrypted-gcm-tag": enc_q(corrupt="tag"),
+        "encrypted-gcm-truncate": enc_q(corrupt="truncate"),
+        "encrypted-gcm-key": enc_q(corrupt="key"),
+        "encrypted-gcm-wrong-key": enc_q(cert_path=other_cert),
+        "encrypted-cbc-padding": enc_q(data="aes128-cbc", corrupt="padding"),
+        "encrypted-cbc-wrong-key": enc_q(data="aes128-cbc", cert_path=other_cert),
+    })
     # HTTP-POST: the SAMLRequest form value (the RelayState is the test's)
     md_post = tidp.sp_metadata(SP, ACS, cert, slo_url=SLO, enc_cert_path=cert).replace(
         "<md:AssertionConsumerService",
@@ -544,6 +685,15 @@ def logout_requests(out, idp, rogue, cert):
         "post-good": good,
         "post-good-encrypted": post(encrypt_name_id=True, qualifiers={
             "NameQualifier": idp.entity_id}),
+        "post-good-encrypted-mgf1p-sha256": post(encrypt_name_id=tidp.Encryption(
+            cert, **dict(VARIANT, key="rsa-oaep-mgf1p", mgf=None)), qualifiers={
+            "NameQualifier": idp.entity_id}),
+        "post-good-encrypted-oaep-sha256": post(encrypt_name_id=tidp.Encryption(
+            cert, **VARIANT), qualifiers={"NameQualifier": idp.entity_id}),
+        "post-encrypted-gcm-tag": post(encrypt_name_id=tidp.Encryption(
+            cert, **dict(VARIANT, corrupt="tag"))),
+        "post-encrypted-cbc-wrong-key": post(encrypt_name_id=tidp.Encryption(
+            other_cert, **dict(VARIANT, data="aes128-cbc"))),
         "post-tampered": base64.b64encode(
             xml.replace(">alice<", ">bob<").encode()).decode(),
         "post-unsigned": post(sign=False),

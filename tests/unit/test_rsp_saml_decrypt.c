@@ -229,6 +229,290 @@ START_TEST(test_cipher_reference_never_fetched)
 }
 END_TEST
 
+/* ---- EncryptedIDs in an assertion's Subject (group ids) ---- */
+
+/* id-x-...: accepted as alice, the NameID decrypted here; id-r-...:
+ * refused with that check= (before anything is decrypted, or, for the
+ * signature, before the EncryptedID is). The key transport matrix is
+ * test_id_transports'. */
+static const rsp_unit_saml_case_t ids[] = {
+    {"id-x-oaep-label", NULL, "alice"},
+    {"id-x-aes128-gcm", NULL, "alice"},
+    {"id-x-aes192-gcm", NULL, "alice"},
+    {"id-x-aes256-gcm", NULL, "alice"},
+    {"id-x-aes128-cbc", NULL, "alice"},
+    {"id-x-aes192-cbc", NULL, "alice"},
+    {"id-x-aes256-cbc", NULL, "alice"},
+    {"id-x-ki-cert", NULL, "alice"},
+    {"id-x-ki-issuer-serial", NULL, "alice"},
+    {"id-x-ki-subject-name", NULL, "alice"},
+    {"id-x-ki-key-name", NULL, "alice"},
+    {"id-x-others", NULL, "alice"},
+    {"id-x-peer", NULL, "alice"},
+    {"id-x-xmlsec1", NULL, "alice"},
+    {"id-x-lasso", NULL, "alice"},
+    {"id-x-response-signed", NULL, "alice"},
+    {"id-x-both-signed", NULL, "alice"},
+    {"id-x-in-encrypted-assertion", NULL, "alice"},
+    {"id-x-qualified", NULL, "alice"},
+    {"id-r-rsa-1_5", "encryption-algorithm", NULL},
+    {"id-r-mgf1p-mgf1sha256", "encryption-algorithm", NULL},
+    {"id-r-digest-md5", "encryption-algorithm", NULL},
+    {"id-r-aes-unknown", "encryption-algorithm", NULL},
+    {"id-r-too-many-keys", "encryption", NULL},
+    {"id-r-signature-broken", "signature", NULL},
+    /* AES-GCM: what it holds is said */
+    {"id-r-gcm-base-id", "subject", NULL},
+    {"id-r-gcm-two-name-ids", "subject", NULL},
+    {"id-r-gcm-empty", "subject", NULL},
+    {"id-r-gcm-comment", "subject", NULL},
+    {"id-r-gcm-too-large", "decrypted-size", NULL},
+};
+#define NIDS ((int)(sizeof(ids) / sizeof(ids[0])))
+
+/* What does not decrypt, per data mode (id-u-MODE-...). */
+static const char *const id_broken[] = {
+    "tag", "padding", "truncate", "data", "key", "key-size", "label",
+    "wrong-key", "wrong-cert", "not-base64", "iv-only", "base-id",
+};
+#define NID_BROKEN ((int)(sizeof(id_broken) / sizeof(id_broken[0])))
+
+static void check_id_case(const rsp_unit_saml_case_t *c)
+{
+    rsp_assertion_t *a = NULL;
+    const char *check = NULL, *detail = NULL;
+
+    rsp_unit_saml_check_case(c);
+    if (!c->check) {
+        ck_assert_int_eq(rsp_unit_saml_process(rsp_unit_saml_case(pool, c->name),
+                                               &a, &check, &detail),
+                         APR_SUCCESS);
+        ck_assert_msg(a->encrypted_id, "%s: the NameID was not decrypted "
+                      "here", c->name);
+        ck_assert_int_eq(a->encrypted, !strcmp(c->name,
+                                               "id-x-in-encrypted-assertion"));
+    }
+}
+
+START_TEST(test_id)
+{
+    check_id_case(&ids[_i]);
+}
+END_TEST
+
+/* rsa-oaep-mgf1p with each digest; xmlenc11#rsa-oaep with each digest
+ * and each MGF, in the Subject's EncryptedID: signed in, as alice. */
+START_TEST(test_id_transports)
+{
+    rsp_unit_saml_case_t c = {NULL, NULL, "alice"};
+    int d = _i / (NDIGESTS + 1), m = _i % (NDIGESTS + 1);
+
+    c.name = m == NDIGESTS
+        ? apr_psprintf(pool, "id-x-mgf1p-%s", digests[d])
+        : apr_psprintf(pool, "id-x-oaep-%s-mgf1%s", digests[d], digests[m]);
+    check_id_case(&c);
+}
+END_TEST
+
+/* Whatever broke in the EncryptedID, one refusal: check=decrypt, and per
+ * data mode one detail (with AES-CBC a plaintext that is no NameID is
+ * that refusal too). */
+START_TEST(test_id_no_oracle)
+{
+    static const char *const modes[] = {"gcm", "cbc"};
+    int m, i;
+
+    for (m = 0; m < 2; m++) {
+        const char *first = NULL;
+        for (i = 0; i < NID_BROKEN; i++) {
+            const char *name = apr_psprintf(pool, "id-u-%s-%s", modes[m],
+                                            id_broken[i]);
+            rsp_assertion_t *a;
+            const char *check = NULL, *detail = NULL;
+            apr_status_t rv;
+
+            if ((m == 0 && !strcmp(id_broken[i], "padding"))
+                || (m == 1 && !strcmp(id_broken[i], "tag"))) {
+                continue;
+            }
+            rv = rsp_unit_saml_process(rsp_unit_saml_case(pool, name), &a,
+                                       &check, &detail);
+            if (m == 0 && !strcmp(id_broken[i], "base-id")) {
+                /* GCM: authenticated, so said */
+                ck_assert_msg(rv != APR_SUCCESS && !strcmp(check, "subject"),
+                              "%s: check=%s", name, check ? check : "(none)");
+                continue;
+            }
+            ck_assert_msg(rv != APR_SUCCESS, "%s: accepted", name);
+            ck_assert_msg(!strcmp(check, "decrypt"), "%s: check=%s (%s)", name,
+                          check, detail);
+            if (!first) {
+                first = detail;
+                ck_assert_ptr_nonnull(strstr(first, "the assertion's Subject: "
+                                             "the EncryptedID from "
+                                             IDP_ENTITY));
+                ck_assert_ptr_nonnull(strstr(first, "cannot be decrypted "
+                                             "with any key of this SP"));
+                ck_assert_ptr_nonnull(strstr(first, m ? "aes128-cbc"
+                                                      : "aes128-gcm"));
+                ck_assert_ptr_nonnull(strstr(
+                    first, "rsa-oaep (sha256, mgf1sha256)"));
+                ck_assert((strstr(first, "AES-CBC is not authenticated")
+                           != NULL) == (m == 1));
+            }
+            ck_assert_msg(!strcmp(detail, first), "%s: detail \"%s\", the "
+                          "others' \"%s\"", name, detail, first);
+        }
+    }
+}
+END_TEST
+
+/* What an EncryptedID may decrypt to (rsp_saml_name_id_plaintext). */
+START_TEST(test_name_id_plaintext)
+{
+#define SAMLNS "xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\""
+    static const struct {
+        const char *text;
+        const char *check;     /* NULL: accepted */
+    } t[] = {
+        {"<saml:NameID " SAMLNS ">alice</saml:NameID>", NULL},
+        {"\n <saml:NameID " SAMLNS " Format=\"f\" NameQualifier=\"nq\" "
+         "SPNameQualifier=\"spq\" SPProvidedID=\"spp\">alice</saml:NameID> ",
+         NULL},
+        {"", "subject"},
+        {"alice", "subject"},
+        {"<saml:BaseID " SAMLNS ">alice</saml:BaseID>", "subject"},
+        {"<saml:NameID " SAMLNS ">alice</saml:NameID><saml:NameID " SAMLNS
+         ">bob</saml:NameID>", "subject"},
+        {"<saml:NameID " SAMLNS ">alice</saml:NameID>x", "subject"},
+        {"<saml:NameID " SAMLNS ">alice</saml:NameID><!-- c -->", "subject"},
+        {"<?xml version=\"1.0\"?><saml:NameID " SAMLNS ">alice</saml:NameID>",
+         "subject"},
+        {"<saml:NameID " SAMLNS "></saml:NameID>", "subject"},
+        {"<saml:NameID " SAMLNS ">al<!-- c -->ice</saml:NameID>", "subject"},
+        {"<saml:NameID " SAMLNS "><![CDATA[alice]]></saml:NameID>", "subject"},
+        {"<saml:NameID " SAMLNS ">al&amp;ice</saml:NameID>", NULL},
+        {"<saml:NameID " SAMLNS "><b>alice</b></saml:NameID>", "xml-depth"},
+        /* libxml2 reads an undeclared prefix into the name: no NameID */
+        {"<saml:NameID>alice</saml:NameID>", "subject"},
+        {"<saml:NameID " SAMLNS ">alice</saml:Name>", "xml"},
+        {"<!DOCTYPE x><saml:NameID " SAMLNS ">alice</saml:NameID>", "xml"},
+        {"<NameID xmlns=\"urn:oasis:names:tc:SAML:2.0:assertion\">alice"
+         "</NameID>", NULL},
+    };
+    int i;
+
+    for (i = 0; i < (int)(sizeof(t) / sizeof(t[0])); i++) {
+        rsp_name_id_t n;
+        const char *check = NULL;
+        const char *why = rsp_saml_name_id_plaintext(pool, t[i].text,
+                                                     strlen(t[i].text), &n,
+                                                     &check);
+        if (!t[i].check) {
+            ck_assert_msg(!why, "%d: %s", i, why);
+            ck_assert_str_eq(n.value, i == 12 ? "al&ice" : "alice");
+        }
+        else {
+            ck_assert_msg(why && check && !strcmp(check, t[i].check),
+                          "%d: check=%s (%s), expected %s", i,
+                          check ? check : "(none)", why ? why : "accepted",
+                          t[i].check);
+            ck_assert_ptr_null(n.value);
+        }
+    }
+    {
+        rsp_name_id_t n;
+        const char *check = NULL;
+        char *big = apr_pcalloc(pool, RSP_DECRYPTED_ID_MAX_SIZE + 100);
+        ck_assert_ptr_null(rsp_saml_name_id_plaintext(
+            pool, t[1].text, strlen(t[1].text), &n, &check));
+        ck_assert_str_eq(n.format, "f");
+        ck_assert_str_eq(n.name_qualifier, "nq");
+        ck_assert_str_eq(n.sp_name_qualifier, "spq");
+        ck_assert_str_eq(n.sp_provided_id, "spp");
+        apr_snprintf(big, RSP_DECRYPTED_ID_MAX_SIZE + 100,
+                     "<saml:NameID " SAMLNS ">%0*d</saml:NameID>",
+                     RSP_DECRYPTED_ID_MAX_SIZE, 0);
+        ck_assert_ptr_nonnull(rsp_saml_name_id_plaintext(pool, big, strlen(big),
+                                                         &n, &check));
+        ck_assert_str_eq(check, "decrypted-size");
+    }
+#undef SAMLNS
+}
+END_TEST
+
+/* What an EncryptedID must be before any key is used
+ * (rsp_saml_encrypted_id_shape). */
+START_TEST(test_encrypted_id_shape)
+{
+#define EID_OPEN "<saml:EncryptedID xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\" " \
+    "xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\" " \
+    "xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\">"
+#define EDATA_OPEN(alg) "<xenc:EncryptedData><xenc:EncryptionMethod Algorithm=\"" \
+    alg "\"/>"
+#define EKEY(alg) "<xenc:EncryptedKey><xenc:EncryptionMethod Algorithm=\"" alg \
+    "\"/><xenc:CipherData><xenc:CipherValue>AAAA</xenc:CipherValue>" \
+    "</xenc:CipherData></xenc:EncryptedKey>"
+#define CDATA "<xenc:CipherData><xenc:CipherValue>AAAA</xenc:CipherValue>" \
+    "</xenc:CipherData>"
+    static const struct {
+        const char *xml;
+        const char *check;
+    } t[] = {
+        {EID_OPEN EDATA_OPEN(RSP_ALG_AES128_GCM) "<ds:KeyInfo>"
+         EKEY(RSP_ALG_RSA_OAEP) "</ds:KeyInfo>" CDATA "</xenc:EncryptedData>"
+         "</saml:EncryptedID>", NULL},
+        {EID_OPEN EDATA_OPEN(RSP_ALG_AES128_GCM) CDATA "</xenc:EncryptedData>"
+         EKEY(RSP_ALG_RSA_OAEP_MGF1P) "</saml:EncryptedID>", NULL},
+        {EID_OPEN EDATA_OPEN(RSP_ALG_AES128_GCM) "<ds:KeyInfo>"
+         EKEY(RSP_ALG_RSA_1_5) "</ds:KeyInfo>" CDATA "</xenc:EncryptedData>"
+         "</saml:EncryptedID>", "encryption-algorithm"},
+        {EID_OPEN EDATA_OPEN(RSP_XENC_NS "tripledes-cbc") "<ds:KeyInfo>"
+         EKEY(RSP_ALG_RSA_OAEP) "</ds:KeyInfo>" CDATA "</xenc:EncryptedData>"
+         "</saml:EncryptedID>", "encryption-algorithm"},
+        {EID_OPEN EDATA_OPEN(RSP_ALG_AES128_GCM) CDATA "</xenc:EncryptedData>"
+         "</saml:EncryptedID>", "encryption"},
+        {EID_OPEN EDATA_OPEN(RSP_ALG_AES128_GCM) "<ds:KeyInfo>"
+         EKEY(RSP_ALG_RSA_OAEP) "</ds:KeyInfo><xenc:CipherData>"
+         "<xenc:CipherReference URI=\"http://127.0.0.1:9/x\"/></xenc:CipherData>"
+         "</xenc:EncryptedData></saml:EncryptedID>", "encryption"},
+        {EID_OPEN "</saml:EncryptedID>", "encryption"},
+        {"<saml:NameID xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\">"
+         "alice</saml:NameID>", "xml"},
+        {"<!DOCTYPE x>" EID_OPEN "</saml:EncryptedID>", "xml"},
+        {EID_OPEN, "xml"},
+    };
+    int i;
+
+    for (i = 0; i < (int)(sizeof(t) / sizeof(t[0])); i++) {
+        rsp_shape_t shape;
+        xmlDocPtr doc = NULL;
+        const char *check = NULL, *detail = NULL;
+        apr_status_t rv = rsp_saml_encrypted_id_shape(
+            &shape, pool, t[i].xml, strlen(t[i].xml), IDP_ENTITY, &doc,
+            &check, &detail);
+        if (!t[i].check) {
+            ck_assert_msg(rv == APR_SUCCESS, "%d: check=%s (%s)", i, check,
+                          detail);
+            ck_assert_ptr_nonnull(doc);
+            ck_assert_ptr_nonnull(shape.enc_key);
+            ck_assert_int_eq(shape.keys, 1);
+            xmlFreeDoc(doc);
+        }
+        else {
+            ck_assert_msg(rv != APR_SUCCESS && !strcmp(check, t[i].check),
+                          "%d: check=%s, expected %s", i,
+                          rv == APR_SUCCESS ? "(none)" : check, t[i].check);
+            ck_assert_ptr_null(doc);
+        }
+    }
+#undef EID_OPEN
+#undef EDATA_OPEN
+#undef EKEY
+#undef CDATA
+}
+END_TEST
+
 /* ---- rsp_saml_decrypt.h itself ---- */
 
 /* "sp", "other" or "third": the private key's PEM (DIR/NAME.key), or its
@@ -846,6 +1130,16 @@ static Suite *decrypt_suite(void)
     tcase_add_test(tc, test_no_oracle);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("encrypted-ids");
+    tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_id, 0, NIDS);
+    tcase_add_loop_test(tc, test_id_transports, 0, NDIGESTS * (NDIGESTS + 1));
+    tcase_add_test(tc, test_id_no_oracle);
+    tcase_add_test(tc, test_name_id_plaintext);
+    tcase_add_test(tc, test_encrypted_id_shape);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("decrypt");
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_set_timeout(tc, 60);
@@ -865,5 +1159,5 @@ static Suite *decrypt_suite(void)
 
 int main(void)
 {
-    return rsp_unit_saml_main("encrypted,variants", decrypt_suite);
+    return rsp_unit_saml_main("encrypted,variants,ids", decrypt_suite);
 }

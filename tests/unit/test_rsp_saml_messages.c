@@ -3,7 +3,10 @@
  * LogoutRequests (HTTP-Redirect, signature checked by the module itself:
  * RSA-SHA256 and -SHA512 taken, a NameID with qualifiers and an
  * EncryptedID taken and answered, over HTTP-POST too (the message's own
- * signature), RSA-SHA1 (not allowed here), tampered,
+ * signature), EncryptedIDs encrypted with OAEP over SHA-256 and XML
+ * Encryption 1.1 rsa-oaep with MGF1-SHA256 (python3-cryptography) taken,
+ * RSA-1.5 refused and whatever does not decrypt refused with one
+ * check=decrypt and one detail, RSA-SHA1 (not allowed here), tampered,
  * unsigned, another key, no SAMLRequest and too many attributes refused
  * with their exact check= names), our signed answers to them, and our
  * AuthnRequests. */
@@ -37,6 +40,22 @@ static const logout_case_t logout_cases[] = {
     {"post-another-key", "signature"},
     {"post-not-base64", "binding"},
     {"post-not-logout-request", "xml"},
+    /* EncryptedIDs as the field encrypts them, decrypted by the module
+     * once the signature is verified */
+    {"good-encrypted-mgf1p-sha256", NULL},  /* OAEP with SHA-256 */
+    {"good-encrypted-oaep-sha256", NULL},   /* rsa-oaep, MGF1-SHA256 */
+    {"good-encrypted-aes256-cbc", NULL},
+    {"post-good-encrypted-mgf1p-sha256", NULL},
+    {"post-good-encrypted-oaep-sha256", NULL},
+    {"encrypted-rsa-1_5", "encryption-algorithm"},
+    {"encrypted-gcm-tag", "decrypt"},
+    {"encrypted-gcm-truncate", "decrypt"},
+    {"encrypted-gcm-key", "decrypt"},
+    {"encrypted-gcm-wrong-key", "decrypt"},
+    {"encrypted-cbc-padding", "decrypt"},
+    {"encrypted-cbc-wrong-key", "decrypt"},
+    {"post-encrypted-gcm-tag", "decrypt"},
+    {"post-encrypted-cbc-wrong-key", "decrypt"},
 };
 #define NLOGOUT ((int)(sizeof(logout_cases) / sizeof(logout_cases[0])))
 
@@ -75,6 +94,8 @@ START_TEST(test_logout_request)
         ck_assert_str_eq(APR_ARRAY_IDX(req.session_indexes, 0, const char *),
                          "_s1");
         ck_assert_ptr_null(req.weak_signature);
+        ck_assert_int_eq(req.encrypted_id,
+                         strstr(c->name, "good-encrypted") != NULL);
         /* the answer: a signed LogoutResponse back to the IdP */
         ck_assert_msg(rsp_saml_logout_answer(slo, pool, &req, &url, &form,
                                              &err)
@@ -93,6 +114,58 @@ START_TEST(test_logout_request)
     }
     if (slo) {
         rsp_saml_slo_free(slo, pool);
+    }
+}
+END_TEST
+
+/* An EncryptedID that does not decrypt, whatever broke and over either
+ * binding: one check=decrypt, one detail per data mode (the algorithms
+ * the message names; nothing says what failed). */
+START_TEST(test_encrypted_id_no_oracle)
+{
+    static const char *const gcm[] = {
+        "encrypted-gcm-tag", "encrypted-gcm-truncate", "encrypted-gcm-key",
+        "encrypted-gcm-wrong-key", "post-encrypted-gcm-tag", NULL
+    };
+    static const char *const cbc[] = {
+        "encrypted-cbc-padding", "encrypted-cbc-wrong-key",
+        "post-encrypted-cbc-wrong-key", NULL
+    };
+    const char *const *modes[] = {gcm, cbc};
+    int m, i;
+
+    for (m = 0; m < 2; m++) {
+        const char *first = NULL;
+        for (i = 0; modes[m][i]; i++) {
+            const char *name = modes[m][i];
+            rsp_logout_request_t req;
+            rsp_slo_t *slo = NULL;
+            const char *check = NULL, *detail = NULL;
+            rsp_saml_in_t in = {NULL, NULL, NULL};
+
+            memset(&req, 0, sizeof(req));
+            if (!strncmp(name, "post-", 5)) {
+                in.message = read_logout(pool, name);
+            }
+            else {
+                in.query = read_logout(pool, name);
+            }
+            ck_assert_int_ne(rsp_saml_logout_request_in(&slo, pool, saml_server,
+                                                        &saml_sp, &in, &req,
+                                                        &check, &detail),
+                             APR_SUCCESS);
+            ck_assert_ptr_null(slo);
+            ck_assert_str_eq(check, "decrypt");
+            if (!first) {
+                first = detail;
+                ck_assert_ptr_nonnull(strstr(first, "the LogoutRequest: the "
+                                             "EncryptedID from " IDP_ENTITY));
+                ck_assert_ptr_nonnull(strstr(first, "cannot be decrypted "
+                                             "with any key of this SP"));
+            }
+            ck_assert_msg(!strcmp(detail, first), "%s: detail \"%s\", the "
+                          "others' \"%s\"", name, detail, first);
+        }
     }
 }
 END_TEST
@@ -127,6 +200,7 @@ static Suite *messages_suite(void)
     tcase_add_checked_fixture(tc, rsp_unit_setup, rsp_unit_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_logout_request, 0, NLOGOUT);
+    tcase_add_test(tc, test_encrypted_id_no_oracle);
     tcase_add_test(tc, test_authn_request);
     suite_add_tcase(s, tc);
     return s;
