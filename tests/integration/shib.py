@@ -9,12 +9,12 @@ directory and its own shibd, started as our child and stopped by PID.
   cookieProps "http": cookies without ``secure``; checkAddress off;
   relayState ss:mem; redirectLimit exact: RelayState must name this
   server; a MetadataGenerator handler at /Metadata), SSO to the test IdP
-  (SP-initiated login), a File
-  CredentialResolver with the SP key pair (signing and decryption), the
-  IdP's metadata from its file (MetadataProvider type XML: SP 3 has no
-  "File" type; ``metadata_provider`` gives another MetadataProvider
-  element, e.g. a federation's aggregate with its filters), a UnixListener on ``shibd.sock`` here (a TCPListener on a
-  free loopback port with ``tcp=True``, or when the socket's path is too
+  (SP-initiated login), a File CredentialResolver with the SP key pair
+  (signing and decryption), the IdP's metadata from its file
+  (MetadataProvider type XML: SP 3 has no "File" type; ``metadata_provider``
+  gives another MetadataProvider element, e.g. a federation's aggregate
+  with its filters), a UnixListener on ``shibd.sock`` here (a TCPListener
+  on a free loopback port with ``tcp=True``, or when the socket's path is too
   long), and the default in-memory StorageService, SessionCache and
   ReplayCache: each shibd keeps its own sessions and its own replay record;
 * ``attribute-map.xml`` (a NameID of Format unspecified or transient as
