@@ -165,7 +165,9 @@ class Server:
         except subprocess.TimeoutExpired:
             return None, "> %.0f s" % limit
         if r.returncode != 0:
-            return None, "failed: " + r.stdout.decode("utf-8", "replace")[-300:]
+            out = r.stdout.decode("utf-8", "replace").splitlines()
+        why = [l for l in out if "RSP0" in l or "rror" in l] or out or ["exit %d" % r.returncode]
+        return None, re.sub(r"^\[[^]]*\] (\[[^]]*\] )*", "", why[0]).strip()
         return time.monotonic() - t0, None
 
     def launch(self):
@@ -447,7 +449,7 @@ def run_module(workdir, module, redis_url, sp, fed, limit, reload_wait):
                     [("replay_sp_module", module)], body)
     row["configtest"], why = server.configtest(limit)
     if why:
-        row["configtest"] = why
+        row["configtest"], row["note"] = "refused", why
         return row
     acs = server.base + harness.ENDPOINT + "/acs"
     try:
@@ -483,7 +485,7 @@ def run_shib(workdir, sp, fed, limit, reload_wait):
                     [("mod_shib", shib.MOD_SHIB)], body)
     row["configtest"], why = server.configtest(limit)
     if why:
-        row["configtest"] = why
+        row["configtest"], row["note"] = "refused", why
         return row
     acs = server.base + shib.POST_PATH
     t0 = [None]
@@ -597,5 +599,8 @@ def print_tables(rows, with_shib):
         "number N-1, on their first use and the median of %d more; "
         "'refused': the SP refused that sign-in)"
         % (" and shibd at once" if with_shib else "", AGAIN))
+    for r in rows:
+        if r.get("note", None):
+            say("%s: configtest refused: %s", label(r), r.get("note"))
     if not with_shib:
         say("(Shibboleth SP not measured: libapache2-mod-shib and shibd are not installed)")
