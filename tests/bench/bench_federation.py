@@ -166,8 +166,8 @@ class Server:
             return None, "> %.0f s" % limit
         if r.returncode != 0:
             out = r.stdout.decode("utf-8", "replace").splitlines()
-        why = [l for l in out if "RSP0" in l or "rror" in l] or out or ["exit %d" % r.returncode]
-        return None, re.sub(r"^\[[^]]*\] (\[[^]]*\] )*", "", why[0]).strip()
+            why = [x for x in out if "RSP0" in x or "rror" in x] or out or ["exit %d" % r.returncode]
+            return None, re.sub(r"^\[[^]]*\] (\[[^]]*\] )*", "", why[0]).strip()
         return time.monotonic() - t0, None
 
     def launch(self):
