@@ -32,8 +32,17 @@ Sections (all by default; --only picks some):
                 each with and without ReplaySPStoreReplicas 1 (a real
                 replica), and a Redis Cluster with and without it,
                 interleaved in one run: what TLS, WAIT and a cluster add.
+  federation    what N IdPs cost (bench_federation.py): a synthetic
+                aggregate of N IdPs and N SPs, one httpd, mod_replay_sp
+                and Shibboleth SP 3 side by side, and the one-IdP
+                configuration: configtest, start until answering and
+                until a sign-in works, memory of each process, sign-in
+                latency from the first IdP and IdP N-1, graceful restart,
+                a changed file picked up. --sizes 500,5000 by default
+                (--sizes 500,5000,20000 takes about ten minutes more).
 
-Usage: scripts/bench.sh [--only instructions|syscalls|fleet|decryption|store] [--quick] [--keep]
+Usage: scripts/bench.sh [--only instructions|syscalls|fleet|decryption|store|federation]
+                        [--quick] [--keep] [--sizes N,N,...]
 """
 
 import argparse
@@ -597,14 +606,24 @@ def section_store(setup, module, workdir, quick):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=("instructions", "syscalls", "fleet", "decryption",
-                                       "store"),
+                                       "store", "federation"),
                     action="append")
+    ap.add_argument("--sizes", default="500,5000",
+                    help="federation: the numbers of IdPs (and of SPs) in the aggregates, "
+                    "comma-separated (default 500,5000)")
     ap.add_argument("--quick", action="store_true", help="fewer operations per figure")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (callgrind's dumps: one per request, "
                     "for callgrind_annotate)")
     args = ap.parse_args()
-    sections = args.only or ["instructions", "syscalls", "fleet", "decryption", "store"]
+    sections = args.only or ["instructions", "syscalls", "fleet", "decryption", "store",
+                             "federation"]
+    try:
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    except ValueError:
+        ap.error("--sizes: numbers separated by commas, e.g. 500,5000,20000")
+    if any(n < 2 for n in sizes):
+        ap.error("--sizes: each at least 2 (the one-IdP configuration is always measured)")
     module = harness.module_path()
     workdir = harness.make_workdir("rsp-bench-")
     say("mod_replay_sp benchmark: module %s", module)
@@ -620,6 +639,9 @@ def main():
             section_decryption(setup, module, workdir, args.quick)
         if "store" in sections:
             section_store(setup, module, workdir, args.quick)
+        if "federation" in sections:
+            import bench_federation
+            bench_federation.section(setup, module, workdir, sizes)
     finally:
         setup.close()
         if args.keep:

@@ -8,11 +8,13 @@ directory and its own shibd, started as our child and stopped by PID.
   from the mapped NameID), Sessions on plain http (handlerSSL off,
   cookieProps "http": cookies without ``secure``; checkAddress off;
   relayState ss:mem; redirectLimit exact: RelayState must name this
-  server), SSO to the test IdP (SP-initiated login), a File
-  CredentialResolver with the SP key pair (signing and decryption), the
-  IdP's metadata from its file (MetadataProvider type XML: SP 3 has no
-  "File" type), a UnixListener on ``shibd.sock`` here (a TCPListener on a
-  free loopback port with ``tcp=True``, or when the socket's path is too
+  server; a MetadataGenerator handler at /Metadata), SSO to the test IdP
+  (SP-initiated login), a File CredentialResolver with the SP key pair
+  (signing and decryption), the IdP's metadata from its file
+  (MetadataProvider type XML: SP 3 has no "File" type; ``metadata_provider``
+  gives another MetadataProvider element, e.g. a federation's aggregate
+  with its filters), a UnixListener on ``shibd.sock`` here (a TCPListener
+  on a free loopback port with ``tcp=True``, or when the socket's path is too
   long), and the default in-memory StorageService, SessionCache and
   ReplayCache: each shibd keeps its own sessions and its own replay record;
 * ``attribute-map.xml`` (a NameID of Format unspecified or transient as
@@ -86,11 +88,12 @@ _SHIBBOLETH2 = """\
             <SSO entityID={idp_entity_id}>SAML2</SSO>
             <Logout>Local</Logout>
             <Handler type="Session" Location="/Session" showAttributeValues="true"/>
+            <Handler type="MetadataGenerator" Location="/Metadata" signing="false"/>
         </Sessions>
 
         <Errors supportContact="root@localhost"/>
 
-        <MetadataProvider type="XML" validate="true" path={idp_metadata}/>
+        {metadata_provider}
 
         <AttributeExtractor type="XML" validate="true" reloadChanges="false"
             path={attribute_map}/>
@@ -188,8 +191,10 @@ class ShibSP:
     """One Shibboleth SP: its configuration directory and its shibd."""
 
     def __init__(self, directory, entity_id, idp_entity_id, idp_metadata, key, cert,
-                 shibd_level="INFO", native_level="INFO", tcp=None):
+                 shibd_level="INFO", native_level="INFO", tcp=None, metadata_provider=None):
         self.dir = make_dir(directory)
+        # the MetadataProvider element (default: idp_metadata, a local file)
+        self.metadata_provider = metadata_provider
         self.entity_id = entity_id
         self.idp_entity_id = idp_entity_id
         self.idp_metadata = idp_metadata
@@ -226,7 +231,8 @@ class ShibSP:
                 native_logger=q(self.path("native.logger")),
                 listener=self.listener_element(), entity_id=q(self.entity_id),
                 handler=HANDLER, idp_entity_id=q(self.idp_entity_id),
-                idp_metadata=q(self.idp_metadata),
+                metadata_provider=self.metadata_provider or
+                '<MetadataProvider type="XML" validate="true" path=%s/>' % q(self.idp_metadata),
                 attribute_map=q(self.path("attribute-map.xml")),
                 attribute_policy=q(self.path("attribute-policy.xml")),
                 key=q(self.key), cert=q(self.cert),
