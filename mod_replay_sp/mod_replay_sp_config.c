@@ -152,7 +152,7 @@ int rsp_cfg_qualify_user(const rsp_dir_cfg_t *dc)
     if (dc->qualify_user != RSP_UNSET) {
         return dc->qualify_user;
     }
-    return dc->sp && rsp_idp_count(dc->sp->def.idps) > 1;
+    return dc->sp && dc->sp->def.qualify_default;
 }
 
 int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc)

@@ -89,12 +89,12 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     if (!idp && dc->sp->def.default_idp) {
         idp = dc->sp->def.default_idp;
     }
-    if (!idp && rsp_idp_count(dc->sp->def.idps) > 1) {
+    if (!idp && rsp_idp_count(rsp_sp_def(r, dc->sp)->idps) > 1) {
         return dc->sp->def.discovery_url ? to_discovery(r, dc, return_to)
                                          : to_discovery_page(r, dc, return_to);
     }
     if (!idp) {
-        idp = rsp_idp_at(dc->sp->def.idps, 0)->entity_id;
+        idp = rsp_idp_at(rsp_sp_def(r, dc->sp)->idps, 0)->entity_id;
     }
     if (rsp_random_token(&token, r->pool, RSP_RELAY_TOKEN_BYTES)
         != APR_SUCCESS) {
@@ -105,7 +105,7 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rv = rsp_saml_authn_request(r->pool, server, &dc->sp->def, idp,
+    rv = rsp_saml_authn_request(r->pool, server, rsp_sp_def(r, dc->sp), idp,
                                 rsp_endpoint_url(r, dc, "acs"), token, &url,
                                 &id, &err);
     rsp_sp_server_release(dc->sp, res);
@@ -153,7 +153,7 @@ int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return rc;
     }
     if (idp) {
-        if (!rsp_idp_find(dc->sp->def.idps, idp)) {
+        if (!rsp_idp_find(rsp_sp_def(r, dc->sp)->idps, idp)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
                           "login refused: IdP %s is not configured for this "
                           "SP (client %s)",
@@ -193,7 +193,7 @@ int rsp_discovery_handler(request_rec *r, rsp_dir_cfg_t *dc)
         && cookie) {
         in.remembered = rsp_pct_decode(r->pool, cookie, strlen(cookie), 0, NULL);
     }
-    in.uis = dc->sp->def.idps->uis;
+    in.uis = rsp_sp_def(r, dc->sp)->idps->uis;
     in.page_path = apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/discovery", NULL);
     in.login_path = apr_pstrcat(r->pool, rsp_cfg_endpoint(dc), "/login", NULL);
     in.langs = rsp_accept_languages(r->pool,

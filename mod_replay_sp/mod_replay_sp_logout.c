@@ -135,7 +135,7 @@ static const char *start_slo(request_rec *r, rsp_dir_cfg_t *dc,
     else {
         /* A LogoutRequest names the NameID: none without one. */
         if (sess->name_id
-            && rsp_saml_idp_slo_url(r->pool, server, &dc->sp->def, sess->issuer)) {
+            && rsp_saml_idp_slo_url(r->pool, server, rsp_sp_def(r, dc->sp), sess->issuer)) {
             who.idp = sess->issuer;
             who.name_id = sess->name_id;
             who.name_id_format = sess->name_id_format;
@@ -144,7 +144,7 @@ static const char *start_slo(request_rec *r, rsp_dir_cfg_t *dc,
                 != APR_SUCCESS) {
                 err = "random generator failed";
             }
-            else if (rsp_saml_logout_request(r->pool, server, &dc->sp->def, &who, token,
+            else if (rsp_saml_logout_request(r->pool, server, rsp_sp_def(r, dc->sp), &who, token,
                                              &url, &id, &err) == APR_SUCCESS
                      && rsp_request_store(r, dc, RSP_PENDING_LOGOUT, id,
                                           sess->issuer, token, return_to,
@@ -233,7 +233,7 @@ static int slo_response(request_rec *r, rsp_dir_cfg_t *dc,
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rv = rsp_saml_logout_response_in(r->pool, server, &dc->sp->def, in, &lr,
+    rv = rsp_saml_logout_response_in(r->pool, server, rsp_sp_def(r, dc->sp), in, &lr,
                                      &check, &detail);
     rsp_sp_server_release(dc->sp, res);
     if (rv != APR_SUCCESS) {
@@ -342,7 +342,7 @@ static int slo_request(request_rec *r, rsp_dir_cfg_t *dc,
     if (rsp_sp_server_acquire(r, dc->sp, &res, &server) != APR_SUCCESS) {
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    rv = rsp_saml_logout_request_in(&slo, r->pool, server, &dc->sp->def, in,
+    rv = rsp_saml_logout_request_in(&slo, r->pool, server, rsp_sp_def(r, dc->sp), in,
                                     &req, &check, &detail);
     if (rv != APR_SUCCESS) {
         rsp_sp_server_release(dc->sp, res);

@@ -18,7 +18,7 @@ int rsp_metadata_handler(request_rec *r, rsp_dir_cfg_t *dc)
         ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
-    md = rsp_saml_metadata(r->pool, &dc->sp->def,
+    md = rsp_saml_metadata(r->pool, rsp_sp_def(r, dc->sp),
                            ap_construct_url(r->pool, rsp_cfg_endpoint(dc), r));
     ap_set_content_type(r, "application/samlmetadata+xml");
     if (!r->header_only) {
@@ -39,7 +39,7 @@ int rsp_discofeed_handler(request_rec *r, rsp_dir_cfg_t *dc)
     ap_set_content_type(r, "application/json");
     apr_table_setn(r->headers_out, "X-Content-Type-Options", "nosniff");
     if (!r->header_only) {
-        ap_rputs(rsp_idp_ui_feed(r->pool, dc->sp->def.idps->uis), r);
+        ap_rputs(rsp_idp_ui_feed(r->pool, rsp_sp_def(r, dc->sp)->idps->uis), r);
     }
     return OK;
 }

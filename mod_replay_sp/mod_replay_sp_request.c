@@ -46,6 +46,11 @@ static apr_status_t server_dtor(void *res, void *params, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+const rsp_saml_sp_t *rsp_sp_def(request_rec *r, const rsp_sp_conf_t *sp)
+{
+    return rsp_saml_sp_pin(&sp->def, r->pool);
+}
+
 apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
                                    void **slot, rsp_lasso_server_t **server)
 {

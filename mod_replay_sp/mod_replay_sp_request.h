@@ -45,6 +45,11 @@ void rsp_report_passed(request_rec *r);
 /* This worker's Lasso server for sp (built on first use); give the slot
  * back with rsp_sp_server_release. A failure is logged here (RSP01012,
  * RSP01017): callers only answer. */
+/* The SP as this request sees it: the generation of its IdPs current
+ * when the request first asked, for all of the request
+ * (rsp_saml_sp_pin). */
+const rsp_saml_sp_t *rsp_sp_def(request_rec *r, const rsp_sp_conf_t *sp);
+
 apr_status_t rsp_sp_server_acquire(request_rec *r, rsp_sp_conf_t *sp,
                                    void **slot, rsp_lasso_server_t **server);
 void rsp_sp_server_release(rsp_sp_conf_t *sp, void *slot);

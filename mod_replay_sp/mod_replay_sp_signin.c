@@ -66,7 +66,7 @@ int rsp_validate(request_rec *r, rsp_dir_cfg_t *dc, const char *saml,
     apr_status_t rv;
     void *res;
 
-    cp->sp = &dc->sp->def;
+    cp->sp = rsp_sp_def(r, dc->sp);
     cp->entity_id = dc->sp->def.entity_id;
     cp->acs_url = acs_url;
     cp->now = apr_time_now();

@@ -33,11 +33,12 @@ static void metadata_figures(request_rec *r, apr_int64_t *idps,
     *valid_until = 0;
     for (i = 0; sc && sc->sps && i < sc->sps->nelts; i++) {
         const rsp_saml_sp_t *sp = &APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *)->def;
-        apr_time_t vu = sp->idps ? sp->idps->valid_until : 0;
+        rsp_saml_md_state_t st;
 
-        *idps += rsp_idp_count(sp->idps);
-        if (vu && (!*valid_until || vu < *valid_until)) {
-            *valid_until = vu;
+        rsp_saml_md_state(sp, &st, r->pool);
+        *idps += st.idps;
+        if (st.valid_until && (!*valid_until || st.valid_until < *valid_until)) {
+            *valid_until = st.valid_until;
         }
     }
 }

@@ -9,7 +9,6 @@
 #include <apr_base64.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
-#include <apr_thread_mutex.h>
 
 #include <lasso/lasso.h>
 #include <lasso/lasso_config.h>
@@ -47,7 +46,6 @@
 #include "rsp_saml_int.h"
 #include "rsp_saml_shape.h"
 #include "rsp_saml_decrypt.h"
-#include "rsp_md_verify.h"
 
 
 #define MAX_FILE_SIZE (16 * 1024 * 1024)
@@ -161,7 +159,7 @@ void rsp_saml_log_remove(void)
 
 /* ---- loading an SP definition ---- */
 
-static apr_status_t read_file_max(const char **out, apr_pool_t *p,
+apr_status_t rsp_saml_read_file(const char **out, apr_pool_t *p,
                                   const char *path, apr_off_t max,
                                   const char **err)
 {
@@ -201,7 +199,7 @@ static apr_status_t read_file_max(const char **out, apr_pool_t *p,
 static apr_status_t read_file(const char **out, apr_pool_t *p, const char *path,
                               const char **err)
 {
-    return read_file_max(out, p, path, MAX_FILE_SIZE, err);
+    return rsp_saml_read_file(out, p, path, MAX_FILE_SIZE, err);
 }
 
 /* "AB:CD:..." as openssl x509 -fingerprint prints a digest. */
@@ -464,45 +462,10 @@ int rsp_saml_sha1_allowed(const rsp_saml_sp_t *sp, const char *idp)
     return 0;
 }
 
-/* What every server of an SP is built from. The SP's own keys are
- * parsed once per load: PEM parsing through OpenSSL 3's decoders costs
- * millions of instructions a key, and Lasso copies (xmlSecKeyDuplicate)
- * what it is given. An IdP's keys are decoded on its first use in a
- * process and kept for the process's other threads (at most
- * RSP_PROCESS_IDP_KEYS IdPs' worth), so that an aggregate of thousands
- * of IdPs costs nothing for those nobody signs in from. Per process by
- * design: each child has its own copy of this, filled as it is used. */
-typedef struct {
-    const char *first_pem;          /* what Lasso names the provider's key */
-    apr_array_header_t *keys;       /* LassoKey *, one per certificate */
-} idp_keys_t;
-
-struct rsp_saml_keys {
-    LassoKey *signing;           /* NULL for a guard */
-    apr_array_header_t *dec;     /* rsp_dec_key_t *: dec_keys and
-                                  * dec_certs, for rsp_saml_decrypt.c
-                                  * (read by every thread) */
-    apr_thread_mutex_t *lock;    /* guards what follows */
-    apr_pool_t *idp_pool;        /* unmanaged: the IdPs' keys */
-    idp_keys_t **idp;            /* by rsp_idp_t.pos; NULL: not loaded */
-    int n_idp, loaded, max;
-};
-
-static void idp_keys_drop(struct rsp_saml_keys *k)
-{
-    int i, j;
-
-    for (i = 0; i < k->n_idp; i++) {
-        idp_keys_t *e = k->idp[i];
-        for (j = 0; e && j < e->keys->nelts; j++) {
-            g_object_unref(APR_ARRAY_IDX(e->keys, j, LassoKey *));
-        }
-        k->idp[i] = NULL;
-    }
-    k->loaded = 0;
-    apr_pool_clear(k->idp_pool);
-}
-
+/* What every server of an SP is built from, parsed once per load: PEM
+ * parsing through OpenSSL 3's decoders costs millions of instructions a
+ * key, and Lasso copies (xmlSecKeyDuplicate) what it is given. The IdPs'
+ * keys: rsp_saml_idps.c. */
 static apr_status_t keys_free(void *data)
 {
     struct rsp_saml_keys *k = data;
@@ -510,14 +473,10 @@ static apr_status_t keys_free(void *data)
     if (k->signing) {
         g_object_unref(k->signing);
     }
-    if (k->idp_pool) {
-        idp_keys_drop(k);
-        apr_pool_destroy(k->idp_pool);
-    }
     return APR_SUCCESS;
 }
 
-static LassoKey *key_from_pem(const char *pem)
+LassoKey *rsp_saml_key_from_pem(const char *pem)
 {
     return lasso_key_new_for_signature_from_memory(
         pem, strlen(pem), NULL, LASSO_SIGNATURE_METHOD_RSA_SHA256, NULL);
@@ -527,26 +486,14 @@ static apr_status_t keys_load(struct rsp_saml_keys **out, apr_pool_t *p,
                               const rsp_saml_sp_t *sp, const char **err)
 {
     struct rsp_saml_keys *k = apr_pcalloc(p, sizeof(*k));
-    apr_status_t rv;
 
-    if ((rv = apr_thread_mutex_create(&k->lock, APR_THREAD_MUTEX_DEFAULT, p))
-            != APR_SUCCESS
-        || (rv = apr_pool_create_unmanaged_ex(&k->idp_pool, NULL, NULL))
-            != APR_SUCCESS) {
-        *err = "cannot create the IdP key cache";
-        return rv;
-    }
-    k->n_idp = rsp_idp_count(sp->idps);
-    k->max = sp->process_idp_keys_max > 0 ? sp->process_idp_keys_max
-                                          : RSP_PROCESS_IDP_KEYS;
-    k->idp = apr_pcalloc(p, sizeof(idp_keys_t *) * (k->n_idp ? k->n_idp : 1));
     apr_pool_cleanup_register(p, k, keys_free, apr_pool_cleanup_null);
     if (rsp_saml_decrypt_keys_load(&k->dec, p, sp->dec_keys,
                                    sp->dec_certs, err)
         != APR_SUCCESS) {
         return APR_EGENERAL;
     }
-    if (sp->key_pem && !(k->signing = key_from_pem(sp->key_pem))) {
+    if (sp->key_pem && !(k->signing = rsp_saml_key_from_pem(sp->key_pem))) {
         *err = "Lasso cannot load the signing key";
         return APR_EGENERAL;
     }
@@ -554,226 +501,24 @@ static apr_status_t keys_load(struct rsp_saml_keys **out, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* The IdP's keys, decoded now if this process has not yet: NULL when one
- * of them cannot be loaded. Called with k->lock held. */
-static const idp_keys_t *idp_keys(struct rsp_saml_keys *k, const rsp_idp_t *idp)
-{
-    apr_array_header_t *pems;
-    idp_keys_t *e;
-    int i;
-
-    if (k->idp[idp->pos]) {
-        return k->idp[idp->pos];
-    }
-    if (k->loaded >= k->max) {
-        idp_keys_drop(k);
-    }
-    pems = rsp_saml_idp_public_keys(k->idp_pool, idp->certs);
-    e = apr_pcalloc(k->idp_pool, sizeof(*e));
-    e->keys = apr_array_make(k->idp_pool, pems->nelts ? pems->nelts : 1,
-                             sizeof(LassoKey *));
-    e->first_pem = pems->nelts ? APR_ARRAY_IDX(pems, 0, const char *) : NULL;
-    for (i = 0; i < pems->nelts; i++) {
-        LassoKey *key = key_from_pem(APR_ARRAY_IDX(pems, i, const char *));
-        if (!key) {
-            for (i = 0; i < e->keys->nelts; i++) {
-                g_object_unref(APR_ARRAY_IDX(e->keys, i, LassoKey *));
-            }
-            rsp_log(RSP_LOG_ERR, "IdP %s: signing key %d of its "
-                    "metadata cannot be loaded: its responses are refused "
-                    "(check=issuer)", idp->entity_id, i + 1);
-            return NULL;
-        }
-        APR_ARRAY_PUSH(e->keys, LassoKey *) = key;
-    }
-    k->idp[idp->pos] = e;
-    k->loaded++;
-    return e;
-}
-
-static apr_status_t pool_gone(void *pool)
-{
-    apr_pool_destroy(pool);
-    return APR_SUCCESS;
-}
-
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                               rsp_sp_input_t *input, const char **err)
 {
     apr_status_t rv;
-    rsp_lasso_server_t *server;
-    int i, rc;
-    const char *first;
 
     if ((rv = load_keys(sp, p, input, err)) != APR_SUCCESS) {
         return rv;
     }
-    *input = RSP_SP_INPUT_IDP;
     /* Our own metadata, for our LassoServer: the ACS location in it is not
      * used to validate anything (Destination and Recipient are checked
      * against the request's public URL). */
     sp->sp_metadata = rsp_saml_metadata_xml(p, sp, sp->entity_id, 0);
-    sp->idps = rsp_idp_index_make(p);
-    for (i = 0; i < sp->idp_files->nelts; i++) {
-        const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
-        const char *file, *why = NULL;
-        const char *cert = sp->idp_file_certs
-                           ? APR_ARRAY_IDX(sp->idp_file_certs, i, const char *)
-                           : NULL;
-        apr_time_t valid_until = 0;
-        apr_pool_t *text;
-
-        /* The file's text only while it is read (the index keeps what is
-         * used of it), in memory of its own that goes back to the system
-         * after: an aggregate is tens of megabytes. */
-        if ((rv = apr_pool_create_unmanaged_ex(&text, NULL, NULL))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        apr_pool_cleanup_register(p, text, pool_gone, apr_pool_cleanup_null);
-        if ((rv = read_file_max(&file, text, path, RSP_MD_MAX_SIZE, err))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        /* A signed file: its signature and validUntil before anything in
-         * it is read. */
-        if (cert) {
-            const char *pem;
-            if ((rv = read_file(&pem, p, cert, err)) != APR_SUCCESS) {
-                return rv;
-            }
-            if (rsp_md_verify(p, file, strlen(file), pem, apr_time_now(),
-                              sp->md_max_validity ? sp->md_max_validity
-                                                  : RSP_MD_MAX_VALIDITY,
-                              &valid_until, &why) != APR_SUCCESS) {
-                *err = apr_psprintf(p, "%s (signed by %s): %s", path, cert, why);
-                return APR_EINVAL;
-            }
-        }
-        /* One IdP, or a federation's aggregate of many: parsed once. */
-        rv = rsp_idp_index_add(sp->idps, p, file, strlen(file), valid_until,
-                               sp->idp_include, sp->idp_exclude, &why);
-        apr_pool_cleanup_run(p, text, pool_gone);
-        if (rv != APR_SUCCESS) {
-            *err = apr_psprintf(p, "%s: %s", path, why);
-            return APR_EINVAL;
-        }
-    }
-    if (!rsp_idp_count(sp->idps)) {
-        *err = "no IdP is left once ReplaySPIdPInclude and ReplaySPIdPExclude "
-               "have chosen";
-        return APR_EINVAL;
-    }
-    *input = RSP_SP_INPUT_SHA1;
-    for (i = 0; sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {
-        const char *idp = APR_ARRAY_IDX(sp->sha1_idps, i, const char *);
-        if (!rsp_idp_find(sp->idps, idp)) {
-            *err = apr_psprintf(p, "%s is none of this SP's IdPs (their "
-                                "entityIDs, from ReplaySPIdPMetadataFile)", idp);
-            return APR_EINVAL;
-        }
-    }
     *input = RSP_SP_INPUT_OTHER;
-    if (sp->default_idp && !rsp_idp_find(sp->idps, sp->default_idp)) {
-        *err = apr_psprintf(p, "ReplaySPDefaultIdP %s is none of this SP's "
-                            "IdPs (their entityIDs, from "
-                            "ReplaySPIdPMetadataFile)", sp->default_idp);
-        return APR_EINVAL;
-    }
     if ((rv = keys_load(&sp->keys, p, sp, err)) != APR_SUCCESS) {
         return rv;
     }
-    /* Build one server, with the IdP a sign-in goes to first, now: what a
-     * worker will do is proven here. */
-    if ((rv = rsp_saml_server_new(&server, sp, err)) != APR_SUCCESS) {
-        return rv;
-    }
-    *input = RSP_SP_INPUT_IDP;
-    first = sp->default_idp ? sp->default_idp
-                            : rsp_idp_at(sp->idps, 0)->entity_id;
-    rc = rsp_saml_server_idp(server, sp, first);
-    rsp_saml_server_free(server);
-    if (rc != 0) {
-        *err = apr_psprintf(p, "IdP %s: %s", first, lasso_strerror(rc));
-        return APR_EGENERAL;
-    }
-    return APR_SUCCESS;
-}
-
-/* One IdP for our server: its metadata without keys, its signing keys as
- * bare keys (copies of the loaded ones), and our signing key for what we
- * send it. */
-static int add_idp(LassoServer *server, const char *md,
-                   const idp_keys_t *keys, LassoKey *signing)
-{
-    LassoProvider *prov = lasso_provider_new_from_buffer(
-        LASSO_PROVIDER_ROLE_IDP, md, NULL, NULL);
-    int i, rc = 0;
-
-    if (!prov || !prov->ProviderID) {
-        rc = LASSO_SERVER_ERROR_ADD_PROVIDER_FAILED;
-        goto done;
-    }
-    if (lasso_provider_get_protocol_conformance(prov) != LASSO_PROTOCOL_SAML_2_0) {
-        rc = LASSO_SERVER_ERROR_ADD_PROVIDER_PROTOCOL_MISMATCH;
-        goto done;
-    }
-    for (i = 0; i < keys->keys->nelts && rc == 0; i++) {
-        rc = lasso_provider_add_key(prov, APR_ARRAY_IDX(keys->keys, i, LassoKey *),
-                                    TRUE);
-    }
-    /* Lasso hands out a provider's keys only when the provider names a
-     * public key of its own (or has KeyDescriptors): the first one, the
-     * very text it would have loaded, already loaded. */
-    if (rc == 0 && keys->first_pem) {
-        lasso_assign_string(prov->public_key, keys->first_pem);
-    }
-    if (rc == 0 && signing) {
-        rc = lasso_provider_set_server_signing_key(prov, signing);
-    }
-    if (rc == 0) {
-        rc = lasso_server_add_provider2(server, prov);
-    }
-done:
-    if (prov) {
-        g_object_unref(prov);
-    }
-    return rc;
-}
-
-int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
-                        const char *entity_id)
-{
-    const rsp_idp_t *idp = rsp_idp_find(sp->idps, entity_id);
-    struct rsp_saml_keys *k = sp->keys;
-    const idp_keys_t *keys;
-    apr_pool_t *tmp;
-    int rc;
-
-    if (!idp) {
-        return LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
-    }
-    if (g_hash_table_lookup(server->providers, entity_id)) {
-        return 0;
-    }
-    if (g_hash_table_size(server->providers)
-        >= (guint)(sp->server_idps_max > 0 ? sp->server_idps_max
-                                           : RSP_SERVER_IDPS)) {
-        g_hash_table_remove_all(server->providers);
-    }
-    if (apr_pool_create(&tmp, NULL) != APR_SUCCESS) {
-        return LASSO_SERVER_ERROR_ADD_PROVIDER_FAILED;
-    }
-    /* The keys are copied into the provider with the lock held: a
-     * process's cache may be emptied by another thread once released. */
-    apr_thread_mutex_lock(k->lock);
-    keys = idp_keys(k, idp);
-    rc = keys ? add_idp(server, rsp_idp_lasso_metadata(tmp, idp), keys,
-                        k->signing)
-              : LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
-    apr_thread_mutex_unlock(k->lock);
-    apr_pool_destroy(tmp);
-    return rc;
+    /* the IdPs: their first generation, proven with one server */
+    return rsp_saml_idps_load(sp, p, input, err);
 }
 
 apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
@@ -804,16 +549,6 @@ apr_status_t rsp_saml_server_new(rsp_lasso_server_t **out,
     lasso_assign_string(server->private_key, sp->key_pem);
     *out = server;
     return APR_SUCCESS;
-}
-
-int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp)
-{
-    int n;
-
-    apr_thread_mutex_lock(sp->keys->lock);
-    n = sp->keys->loaded;
-    apr_thread_mutex_unlock(sp->keys->lock);
-    return n;
 }
 
 const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp)

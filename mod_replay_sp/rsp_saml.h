@@ -12,6 +12,8 @@
 
 typedef struct _LassoServer rsp_lasso_server_t;
 
+/* ReplaySPMetadataRefresh's default: 5 minutes */
+#define RSP_MD_REFRESH 300
 /* ReplaySPMetadataMaxValidity's default: 28 days */
 #define RSP_MD_MAX_VALIDITY (28 * 24 * 3600)
 
@@ -36,6 +38,8 @@ typedef struct {
                                          * (NULL: not checked) */
     apr_int64_t md_max_validity;    /* ReplaySPMetadataMaxValidity, s; 0:
                                      * RSP_MD_MAX_VALIDITY */
+    apr_int64_t md_refresh;         /* ReplaySPMetadataRefresh, s; 0:
+                                     * RSP_MD_REFRESH */
     /* ReplaySPEncryptionKeyFile / ReplaySPEncryptionCertFile, in pairs
      * (NULL: none; the signing pair also decrypts), and which pair the
      * metadata publishes (-1: the first) */
@@ -60,13 +64,18 @@ typedef struct {
     const char *cert_pem;
     const char *cert_b64;           /* DER in base64, for metadata */
     const char *sp_metadata;        /* for our own LassoServer */
-    rsp_idp_index_t *idps;            /* the IdPs of every metadata file,
-                                       * read once */
+    /* The IdPs of every metadata file, read once into a generation:
+     * this process's current one in the SP as configured
+     * (rsp_saml_sp_refresh replaces it), the one a request started with
+     * in rsp_saml_sp_pin's copy. Read them from a pinned copy. */
+    rsp_idp_index_t *idps;
+    struct rsp_idp_gen *gen;
+    struct rsp_idp_live *live;        /* the current generation, this
+                                       * process's (per process by design) */
+    int qualify_default;              /* more than one IdP at load */
     struct rsp_saml_keys *keys;       /* the signing and decryption keys,
-                                       * loaded once, and each IdP's,
-                                       * loaded on its first use in a
-                                       * process: what servers are built
-                                       * from */
+                                       * loaded once: what servers are
+                                       * built from */
     apr_array_header_t *dec_keys;     /* const char *: PEM of every key that
                                        * decrypts, tried in this order */
     apr_array_header_t *dec_certs;    /* const char *: the certificate (PEM)
@@ -104,6 +113,36 @@ typedef enum {
  * which of the inputs it is. */
 apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                               rsp_sp_input_t *input, const char **err);
+
+/* sp as a request sees it, in p: its IdPs those of the current
+ * generation, kept (even once another replaces it) until p is cleared.
+ * The same copy for the same p. */
+const rsp_saml_sp_t *rsp_saml_sp_pin(const rsp_saml_sp_t *sp, apr_pool_t *p);
+
+/* Read sp's metadata files again when one of them changed since the
+ * current generation was read (or a read of them failed): a new
+ * generation replaces the current one in this process (requests under
+ * way keep theirs). APR_SUCCESS with *changed 0 when no file changed, 1
+ * with the new generation's number in *generation; APR_EINVAL with *err
+ * (the file and why, as at load) when they are refused: the current
+ * generation stays, and the same files are not read again until they
+ * change. */
+apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
+                                 int *changed, apr_uint64_t *generation,
+                                 const char **err);
+
+/* The current generation's number (1: as loaded), its IdPs, its
+ * earliest validUntil (0: none), and when it was read. */
+typedef struct {
+    apr_uint64_t generation;
+    int idps;
+    apr_time_t valid_until;
+    apr_time_t read_at;
+    apr_time_t failed_at;          /* the last refused read (0: none) */
+    const char *last_error;        /* its reason, or NULL */
+} rsp_saml_md_state_t;
+void rsp_saml_md_state(const rsp_saml_sp_t *sp, rsp_saml_md_state_t *out,
+                       apr_pool_t *p);
 
 /* A new LassoServer for a loaded sp (each thread uses its own: nothing
  * shared). Parses no signing key: only the decryption keys (Lasso has no

@@ -17,7 +17,26 @@ apr_array_header_t *rsp_saml_idp_public_keys(apr_pool_t *p,
  * of sp->dec_keys; rsp_saml_decrypt.h), NULL before rsp_saml_sp_load. */
 const apr_array_header_t *rsp_saml_decryption_keys(const rsp_saml_sp_t *sp);
 
-/* rsp_saml.c: how many IdPs' keys this process holds decoded. */
+/* rsp_saml.c: the SP's own keys, loaded once. */
+struct _LassoKey;
+struct rsp_saml_keys {
+    struct _LassoKey *signing;   /* NULL for a guard */
+    apr_array_header_t *dec;     /* rsp_dec_key_t *: dec_keys and
+                                  * dec_certs, for rsp_saml_decrypt.c
+                                  * (read by every thread) */
+};
+/* A public or private key, PEM, as Lasso signs and verifies with it. */
+struct _LassoKey *rsp_saml_key_from_pem(const char *pem);
+/* A file's text (NUL-terminated) if it is no larger than max. */
+apr_status_t rsp_saml_read_file(const char **out, apr_pool_t *p,
+                                const char *path, apr_off_t max,
+                                const char **err);
+
+/* rsp_saml_idps.c: the SP's first generation of IdPs, read from its
+ * metadata files, proven by making the first IdP known to a server. */
+apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
+                                rsp_sp_input_t *input, const char **err);
+/* How many IdPs' keys the generation sp sees holds decoded. */
 int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp);
 
 /* rsp_saml_encrypted_id.c: the EncryptedID Lasso parsed in place of a

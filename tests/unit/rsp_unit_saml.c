@@ -222,6 +222,8 @@ int rsp_unit_saml_main(const char *groups, Suite *(*suite)(void))
         fprintf(stderr, "cannot load the SP of %s: %s\n", dir, err);
     }
     else {
+        /* the suites see it as a request does: its IdPs pinned */
+        saml_sp = *rsp_saml_sp_pin(&saml_sp, root);
         rc = rsp_unit_run(suite());
         rsp_saml_server_free(saml_server);
         saml_server = NULL;

@@ -69,8 +69,10 @@ START_TEST(test_load)
 
     ck_assert_msg(rsp_saml_sp_load(&sp, pool, &input, &err) == APR_SUCCESS,
                   "load: %s", err);
-    ck_assert_int_eq(rsp_idp_count(sp.idps), 1);
-    ck_assert_str_eq(rsp_idp_at(sp.idps, 0)->entity_id, IDP_ENTITY);
+    ck_assert_ptr_null(sp.idps);      /* requests pin a generation */
+    ck_assert_int_eq(rsp_idp_count(rsp_saml_sp_pin(&sp, pool)->idps), 1);
+    ck_assert_str_eq(rsp_idp_at(rsp_saml_sp_pin(&sp, pool)->idps, 0)->entity_id,
+                     IDP_ENTITY);
     ck_assert_int_gt((int)strlen(sp.cert_b64), 100);
     /* the signing pair also decrypts, and the metadata publishes it */
     ck_assert_int_eq(sp.dec_keys->nelts, 1);
@@ -121,16 +123,17 @@ static const char *aggregate_of(int n)
  * keys decoded; asking again for one that was let go works. */
 START_TEST(test_idps_on_demand)
 {
-    rsp_saml_sp_t sp = sp_of("sp.key", "sp.crt", aggregate_of(40));
+    rsp_saml_sp_t loaded = sp_of("sp.key", "sp.crt", aggregate_of(40)), sp;
     rsp_lasso_server_t *a = NULL, *b = NULL;
     rsp_sp_input_t input = 0;
     const char *err = NULL;
     int i;
 
-    sp.server_idps_max = 8;
-    sp.process_idp_keys_max = 5;
-    ck_assert_msg(rsp_saml_sp_load(&sp, pool, &input, &err) == APR_SUCCESS,
+    loaded.server_idps_max = 8;
+    loaded.process_idp_keys_max = 5;
+    ck_assert_msg(rsp_saml_sp_load(&loaded, pool, &input, &err) == APR_SUCCESS,
                   "load: %s", err);
+    sp = *rsp_saml_sp_pin(&loaded, pool);
     ck_assert_int_eq(rsp_idp_count(sp.idps), 40);
     /* the load proved one IdP (the first): its keys are decoded */
     ck_assert_int_eq(rsp_saml_idp_keys_loaded(&sp), 1);
