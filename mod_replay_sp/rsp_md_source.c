@@ -1,7 +1,13 @@
 /* A metadata source (rsp_md_source.h): fetched with libcurl or read from
  * a file, verified with rsp_md_verify, kept in a backing file. The
  * schedule and cacheDuration are in rsp_md_schedule.c. */
+#ifdef HAVE_CONFIG_H
 #include "config.h"
+#endif
+#ifndef PACKAGE_VERSION
+#define PACKAGE_NAME "mod_replay_sp"
+#define PACKAGE_VERSION "0"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>

@@ -80,7 +80,7 @@ if [ ! -f "$rtdir/libclang_rt.fuzzer-x86_64.a" ] \
          "apt-get install libclang-rt-14-dev)" >&2
     exit 1
 fi
-PKGS="apr-1 apr-util-1 lasso libxml-2.0 glib-2.0 gobject-2.0 xmlsec1 hiredis openssl zlib"
+PKGS="apr-1 apr-util-1 lasso libxml-2.0 glib-2.0 gobject-2.0 xmlsec1 hiredis openssl zlib libcurl"
 if ! pkg_cflags=$(pkg-config --cflags $PKGS) || ! pkg_libs=$(pkg-config --libs $PKGS); then
     echo "fuzz.sh: pkg-config cannot find $PKGS (see scripts/install-deps.sh)" >&2
     exit 1

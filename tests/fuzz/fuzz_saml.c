@@ -92,5 +92,7 @@ void fuzz_saml_sp(fuzz_sp_t *out, int allow_sha1)
         fprintf(stderr, "fuzz: cannot load the SP of %s: %s\n", dir, err);
         abort();
     }
+    /* seen as a request sees it: its IdPs pinned */
+    out->sp = *rsp_saml_sp_pin(&out->sp, p);
     __lsan_enable();
 }
