@@ -25,6 +25,7 @@
 #include "mod_replay_sp_logout.h"
 #include "mod_replay_sp_metadata.h"
 #include "mod_replay_sp_monitor.h"
+#include "mod_replay_sp_refresh.h"
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_status.h"
 #include "rsp_log.h"
@@ -311,6 +312,9 @@ static int rsp_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             }
             apr_hash_set(stores, id, APR_HASH_KEY_STRING, sc->store);
         }
+    }
+    if (rsp_refresh_post_config(pconf, s) != OK) {
+        return HTTP_INTERNAL_SERVER_ERROR;
     }
     return rsp_monitor_post_config(pconf, ptemp, s);
 }

@@ -371,6 +371,19 @@ static const char *add_idp_file(cmd_parms *cmd, void *mconfig, const char *arg,
     return NULL;
 }
 
+/* ReplaySPMetadataRefresh SECONDS|Off */
+static const char *set_md_refresh(cmd_parms *cmd, void *mconfig,
+                                  const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    if (!strcasecmp(arg, "Off")) {
+        sp->def.md_refresh = -1;
+        return NULL;
+    }
+    return parse_num(cmd, arg, 1, 86400, &sp->def.md_refresh);
+}
+
 /* ReplaySPMetadataMaxValidity SECONDS */
 static const char *set_md_max_validity(cmd_parms *cmd, void *mconfig,
                                        const char *arg)
@@ -725,6 +738,10 @@ const command_rec rsp_cmds[] = {
                    "aggregate, and the certificate that signs it (then "
                    "verified, validUntil required); repeat for several (no "
                    "default; at least one)"),
+    AP_INIT_TAKE1("ReplaySPMetadataRefresh", set_md_refresh, NULL, ACCESS_CONF,
+                  "How often each child looks at the metadata files again "
+                  "and reads them when one changed, seconds from 1 to "
+                  "86400, or Off (default 300)"),
     AP_INIT_TAKE1("ReplaySPMetadataMaxValidity", set_md_max_validity, NULL,
                   ACCESS_CONF, "Longest validUntil - now accepted in signed "
                   "metadata, seconds (default 2419200: 28 days)"),

@@ -513,22 +513,26 @@ int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
                         const char *entity_id)
 {
     struct rsp_idp_gen *g = sp->gen;
-    const rsp_idp_t *idp = g ? rsp_idp_find(g->idps, entity_id) : NULL;
+    const rsp_idp_t *idp;
     const idp_keys_t *keys;
     gpointer held;
     apr_pool_t *tmp;
     int rc;
 
-    if (!idp) {
+    if (!g) {
         return LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
     }
     /* A server's IdPs are all of one generation: what it learnt of an
-     * earlier one (a key since rolled over) is forgotten. */
+     * earlier one (an IdP since removed, a key since rolled over) is
+     * forgotten, before anything is looked up. */
     held = g_object_get_data(G_OBJECT(server), SERVER_GEN);
     if (GPOINTER_TO_SIZE(held) != (gsize)g->number) {
         g_hash_table_remove_all(server->providers);
         g_object_set_data(G_OBJECT(server), SERVER_GEN,
                           GSIZE_TO_POINTER((gsize)g->number));
+    }
+    if (!(idp = rsp_idp_find(g->idps, entity_id))) {
+        return LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
     }
     if (g_hash_table_lookup(server->providers, entity_id)) {
         return 0;

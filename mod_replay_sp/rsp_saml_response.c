@@ -246,10 +246,12 @@ apr_status_t rsp_saml_process_response(rsp_assertion_t **out, apr_pool_t *p,
                shape.issuer ? shape.issuer : "(no Issuer)");
     }
     /* The issuer's provider, in this server from now on (Lasso finds it
-     * by the Issuer; one that is none of ours stays unknown: Lasso's
-     * refusal, check=issuer). */
-    if (shape.issuer && cp->sp) {
-        (void)rsp_saml_server_idp(server, cp->sp, shape.issuer);
+     * by the Issuer): one that is none of this generation's IdPs is
+     * refused here. */
+    if (shape.issuer && cp->sp
+        && (rc = rsp_saml_server_idp(server, cp->sp, shape.issuer)) != 0) {
+        REFUSE("issuer", "Response Issuer %s is none of our IdPs (%s)",
+               shape.issuer, lasso_strerror(rc));
     }
     res = apr_pcalloc(p, sizeof(*res));
     res->weak_signature = shape.weak;

@@ -43,6 +43,7 @@ TAGS = {
     "session_read_store_error": "RSP01006",   # error: store failed reading a session
     "body_too_large": "RSP01015",         # warn: check=size, body > ReplaySPMaxBodySize
     "malformed_session": "RSP01020",      # warn: session record unreadable -> no session
+    "metadata_refused": "RSP01055",       # error: re-read metadata refused, last good kept
 }
 
 ENDPOINT = "/saml"

@@ -1,0 +1,162 @@
+"""Metadata re-read without a restart (ReplaySPMetadataRefresh): a signed
+aggregate of a synthetic federation (tests/integration/federation.py) is
+replaced under the running fleet; every replica takes the new generation
+(an IdP added signs in, one removed cannot, a rolled-over key is the one
+that verifies), a refused file (tampered, expired) keeps the last good
+generation with an error-level alarm, and sign-ins running across a
+refresh all succeed. Redis only: this is about metadata, not the store."""
+
+import os
+import threading
+import time
+
+import pytest
+
+import federation
+from http_client import post_acs
+
+pytestmark = pytest.mark.backends("redis")
+PAGE = "/app/page.html"
+N = 20
+
+
+@pytest.fixture(scope="module")
+def keys(workdir):
+    """Two sets of IdP keys: before and after a rollover."""
+    return (federation.make_keys(os.path.join(workdir, "refresh-keys-a"), 2),
+            federation.make_keys(os.path.join(workdir, "refresh-keys-b"), 2))
+
+
+@pytest.fixture(scope="module")
+def signer(workdir, testidp):
+    key, cert = testidp.make_keypair(os.path.join(workdir, "refresh-signer"), "signer",
+                                     "rsp refresh federation signer")
+    os.chmod(key, 0o644)
+    return key, cert
+
+
+def publish(workdir, n_idps, keys, signer, name, **kw):
+    """Make an aggregate in a directory of its own and put it in place of
+    the one the fleet reads (an atomic rename, as operators do)."""
+    fed = federation.make(os.path.join(workdir, "refresh-" + name), n_idps, 5, keys=keys,
+                          signed_by=signer, **kw)
+    live = os.path.join(workdir, "refresh-live.xml")
+    tmp = live + ".new"
+    with open(fed.path, "rb") as src, open(tmp, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, live)
+    return fed, live
+
+
+def sign_in(fleet, url, idp, tag):
+    b64 = idp.mint(fleet.entity_id, fleet.acs_url, assertion_id="_%s_%d" % (tag, time.time_ns()))
+    return post_acs(url, b64, relay_state=PAGE).status_code
+
+
+def on_every_replica(fleet, idp, tag, want, seconds=20):
+    """Until a fresh response from idp gets want on every replica (each
+    asked directly); the statuses of the last round."""
+    deadline = time.monotonic() + seconds
+    while True:
+        got = [sign_in(fleet, h.base_url, idp, tag) for h in fleet.replicas]
+        if all(g == want for g in got) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.3)
+
+
+@pytest.mark.expect_log("check_refused", "replay_refused", "metadata_refused")
+def test_metadata_replaced_under_a_running_fleet(fleet, sp_config, workdir, keys, signer):
+    old_keys, new_keys = keys
+    fed, live = publish(workdir, N, old_keys, signer, "v1")
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(live, signer[1])],
+                                   default_idp=None),
+                           location_extra="ReplaySPMetadataRefresh 1")
+    first = fed.test_idp(0, os.path.join(workdir, "refresh-idp0-a"))
+    assert on_every_replica(fleet, first, "v1", 303, seconds=0) == [303] * 3
+    # an IdP the aggregate does not list yet
+    fed2 = federation.make(os.path.join(workdir, "refresh-v2-probe"), N + 1, 5, keys=old_keys)
+    added = fed2.test_idp(N, os.path.join(workdir, "refresh-idp-added"))
+    fleet.mark_logs()
+    assert sign_in(fleet, fleet.public, added, "early") == 400
+    assert fleet.count_in_logs("check=issuer") == 1
+
+    # added: signs in on every replica, without a restart
+    publish(workdir, N + 1, old_keys, signer, "v2")
+    assert on_every_replica(fleet, added, "added", 303) == [303] * 3
+    assert fleet.count_in_logs("RSP01054") >= 3   # each replica read it again
+
+    # tampered after signing: refused with the alarm, the last good kept
+    with open(live) as f:
+        text = f.read()
+    victim = fed.idps[3].entity_id
+    bad = text.replace('entityID="%s"' % victim, 'entityID="%s.evil"' % victim, 1)
+    assert bad != text
+    with open(live + ".new", "w") as f:
+        f.write(bad)
+    os.replace(live + ".new", live)
+    deadline = time.monotonic() + 20
+    while fleet.count_in_logs("RSP01055") < 3 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    lines = [l for ls in fleet.new_log_lines().values() for l in ls if "RSP01055" in l]
+    assert len(lines) >= 3, lines
+    assert all(":error]" in l and "signature" in l for l in lines), lines
+    assert on_every_replica(fleet, added, "kept", 303, seconds=0) == [303] * 3
+
+    # expired: refused the same way
+    fleet.mark_logs()
+    publish(workdir, N, old_keys, signer, "v-expired", valid_until=time.time() - 60)
+    deadline = time.monotonic() + 20
+    while fleet.count_in_logs("RSP01055") < 3 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert fleet.count_in_logs("RSP01055") >= 3
+    assert on_every_replica(fleet, added, "kept2", 303, seconds=0) == [303] * 3
+
+    # removed: refused on every replica
+    fleet.mark_logs()
+    publish(workdir, N, old_keys, signer, "v3")
+    got = on_every_replica(fleet, added, "removed", 400)
+    assert got == [400] * 3, got
+
+    # keys rolled over: the old key no longer verifies, the new one does
+    fed4, _ = publish(workdir, N, new_keys, signer, "v4")
+    rolled = fed4.test_idp(0, os.path.join(workdir, "refresh-idp0-b"))
+    assert on_every_replica(fleet, rolled, "rolled", 303) == [303] * 3
+    assert on_every_replica(fleet, first, "old-key", 400, seconds=0) == [400] * 3
+
+
+@pytest.mark.expect_log("replay_refused")
+def test_no_sign_in_fails_across_a_refresh(fleet, sp_config, workdir, keys, signer):
+    """Sign-ins from 4 clients through the balancer while the aggregate is
+    replaced twice: each is accepted."""
+    old_keys, _ = keys
+    fed, live = publish(workdir, N, old_keys, signer, "burst-v1")
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(live, signer[1])],
+                                   default_idp=None),
+                           location_extra="ReplaySPMetadataRefresh 1")
+    idps = [fed.test_idp(i, os.path.join(workdir, "burst-idp%d" % i)) for i in range(4)]
+    fleet.mark_logs()
+    stop = time.monotonic() + 8
+    results = []
+    lock = threading.Lock()
+
+    def client(idp, k):
+        n = 0
+        while time.monotonic() < stop and n < 400:
+            got = sign_in(fleet, fleet.public, idp, "burst%d_%d" % (k, n))
+            with lock:
+                results.append(got)
+            n += 1
+
+    threads = [threading.Thread(target=client, args=(idp, k)) for k, idp in enumerate(idps)]
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    publish(workdir, N + 1, old_keys, signer, "burst-v2")
+    time.sleep(3)
+    publish(workdir, N + 2, old_keys, signer, "burst-v3")
+    for t in threads:
+        t.join(timeout=60)
+    assert len(results) > 20, len(results)
+    assert set(results) == {303}, {s: results.count(s) for s in set(results)}
+    assert fleet.count_in_logs("RSP01054") >= 3
