@@ -26,6 +26,7 @@
 #include "mod_replay_sp_metadata.h"
 #include "mod_replay_sp_monitor.h"
 #include "mod_replay_sp_refresh.h"
+#include "rsp_md_source.h"
 #include "mod_replay_sp_request.h"
 #include "mod_replay_sp_status.h"
 #include "rsp_log.h"
@@ -68,9 +69,14 @@ static apr_status_t global_init(server_rec *s, apr_pool_t *ptemp)
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
                      "cannot pin liblasso.so.3: %s", dlerror());
     }
-    if (rsp_saml_global_init(&err) != APR_SUCCESS) {
+    if (!dlopen("libcurl.so.4", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
+                     "cannot pin libcurl.so.4: %s", dlerror());
+    }
+    if (rsp_saml_global_init(&err) != APR_SUCCESS
+        || rsp_md_source_global_init(&err) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, RSP_LOGNO(01007)
-                     "Lasso initialisation failed: %s", err);
+                     "Lasso or libcurl initialisation failed: %s", err);
         return APR_EGENERAL;
     }
     apr_pool_userdata_set((void *)1, key, apr_pool_cleanup_null, proc);
@@ -235,6 +241,9 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                                "ReplaySPIdPMetadataFile"
                              : "ReplaySPEntityID, ReplaySPKeyFile, "
                                "ReplaySPCertFile and ReplaySPIdPMetadataFile");
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            if (rsp_refresh_fetch_at_start(sp, vs, ptemp) != OK) {
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
             if (rsp_saml_sp_load(&sp->def, pconf, &input, &err)

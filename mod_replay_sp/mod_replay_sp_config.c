@@ -371,6 +371,47 @@ static const char *add_idp_file(cmd_parms *cmd, void *mconfig, const char *arg,
     return NULL;
 }
 
+/* ReplaySPIdPMetadataURL URL CERTFILE BACKINGFILE: fetched, verified with
+ * CERTFILE, kept in BACKINGFILE; the module reads BACKINGFILE as it reads
+ * a ReplaySPIdPMetadataFile signed by CERTFILE. */
+static const char *add_idp_url(cmd_parms *cmd, void *mconfig, const char *url,
+                               const char *cert, const char *backing)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    const char *cpath = ap_server_root_relative(cmd->pool, cert);
+    const char *bpath = ap_server_root_relative(cmd->pool, backing);
+    rsp_md_url_t *u;
+
+    if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
+        return invalid(cmd, url, "not an http:// or https:// URL");
+    }
+    if (!cpath || !bpath) {
+        return invalid(cmd, cpath ? backing : cert, "not a valid path");
+    }
+    if (!sp->def.md_urls) {
+        sp->def.md_urls = apr_array_make(cmd->pool, 1, sizeof(rsp_md_url_t));
+    }
+    u = apr_array_push(sp->def.md_urls);
+    u->url = url;
+    u->cert_file = cpath;
+    u->backing_file = bpath;
+    APR_ARRAY_PUSH(sp->def.idp_files, const char *) = bpath;
+    APR_ARRAY_PUSH(sp->def.idp_file_certs, const char *) = cpath;
+    return NULL;
+}
+
+/* ReplaySPMetadataCAFile PATH */
+static const char *set_md_ca_file(cmd_parms *cmd, void *mconfig,
+                                  const char *arg)
+{
+    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+
+    if (!(sp->def.md_ca_file = ap_server_root_relative(cmd->pool, arg))) {
+        return invalid(cmd, arg, "not a valid path");
+    }
+    return NULL;
+}
+
 /* ReplaySPMetadataRefresh SECONDS|Off */
 static const char *set_md_refresh(cmd_parms *cmd, void *mconfig,
                                   const char *arg)
@@ -738,6 +779,14 @@ const command_rec rsp_cmds[] = {
                    "aggregate, and the certificate that signs it (then "
                    "verified, validUntil required); repeat for several (no "
                    "default; at least one)"),
+    AP_INIT_TAKE3("ReplaySPIdPMetadataURL", add_idp_url, NULL, ACCESS_CONF,
+                  "URL of signed SAML 2.0 metadata (a federation's "
+                  "aggregate), the certificate that signs it, and the file "
+                  "where the last verified copy is kept; repeat for several "
+                  "(no default)"),
+    AP_INIT_TAKE1("ReplaySPMetadataCAFile", set_md_ca_file, NULL, ACCESS_CONF,
+                  "PEM CA certificates trusted for https metadata URLs "
+                  "(default: the system's)"),
     AP_INIT_TAKE1("ReplaySPMetadataRefresh", set_md_refresh, NULL, ACCESS_CONF,
                   "How often each child looks at the metadata files again "
                   "and reads them when one changed, seconds from 1 to "

@@ -3,18 +3,213 @@
  * IdPs) looks at each SP's metadata files every ReplaySPMetadataRefresh
  * seconds and reads them again when one changed (rsp_saml_sp_refresh).
  * A refused read keeps the generation in use and is logged at error
- * level once per change of the files. It never runs on a request's
+ * level once per change of the files.
+ *
+ * Metadata by URL (ReplaySPIdPMetadataURL): one fetcher per host (a child
+ * singleton watchdog) fetches each URL when due (the refresh interval,
+ * sooner when the document's cacheDuration says so, sooner again after
+ * failures: rsp_md_next_refresh), verifies it and writes its backing
+ * file (rsp_md_source.h); the children read the backing file like any
+ * metadata file. A failed fetch keeps the last good copy, with an
+ * error-level alarm naming the reason. None of it runs on a request's
  * path. */
+#include <string.h>
+
+#include <apr_file_io.h>
 #include <apr_optional.h>
+#include <apr_strings.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
 
 #include "mod_replay_sp_config.h"
 #include "mod_replay_sp_refresh.h"
+#include "rsp_md_source.h"
 
 APLOG_USE_MODULE(replay_sp);
 
 #define WATCHDOG_NAME "replay_sp_metadata"
+#define FETCHER_NAME "replay_sp_metadata_fetch"
+
+/* ---- metadata by URL ---- */
+
+/* One URL source, in the fetcher's process. */
+typedef struct {
+    rsp_sp_conf_t *sp;
+    const rsp_md_url_t *u;
+    server_rec *s;
+    apr_pool_t *pool;             /* what is kept of the last good copy */
+    rsp_md_have_t have;
+    int have_any;
+    apr_int64_t cache_duration_s;
+    int failures;
+    apr_time_t next_at;
+} url_state_t;
+
+static apr_status_t read_pem(const char **out, apr_pool_t *p, const char *path)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_size_t n;
+    char *buf;
+    apr_status_t rv = apr_file_open(&f, path, APR_FOPEN_READ, 0, p);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = apr_file_info_get(&fi, APR_FINFO_SIZE, f)) == APR_SUCCESS
+        && (fi.size <= 0 || fi.size > 65536)) {
+        rv = APR_EINVAL;
+    }
+    if (rv == APR_SUCCESS) {
+        buf = apr_palloc(p, (apr_size_t)fi.size + 1);
+        rv = apr_file_read_full(f, buf, (apr_size_t)fi.size, &n);
+        buf[rv == APR_SUCCESS ? n : 0] = '\0';
+        *out = buf;
+    }
+    apr_file_close(f);
+    return rv;
+}
+
+static apr_status_t source_of(rsp_md_source_t *src, const rsp_sp_conf_t *sp,
+                              const rsp_md_url_t *u, apr_pool_t *p)
+{
+    memset(src, 0, sizeof(*src));
+    src->url = u->url;
+    src->backing_file = u->backing_file;
+    src->ca_file = sp->def.md_ca_file;
+    src->max_validity_s = sp->def.md_max_validity ? sp->def.md_max_validity
+                                                  : RSP_MD_MAX_VALIDITY;
+    return read_pem(&src->cert_pem, p, u->cert_file);
+}
+
+static const char *why_of(apr_pool_t *p, const rsp_md_result_t *res)
+{
+    return apr_psprintf(p, "%s: %s", rsp_md_reason_name(res->reason),
+                        res->detail ? res->detail : "");
+}
+
+int rsp_refresh_fetch_at_start(rsp_sp_conf_t *sp, server_rec *s,
+                               apr_pool_t *ptemp)
+{
+    rsp_md_source_t src;
+    rsp_md_result_t res;
+    char ebuf[128];
+    apr_status_t rv;
+    int i;
+
+    for (i = 0; sp->def.md_urls && i < sp->def.md_urls->nelts; i++) {
+        const rsp_md_url_t *u = &APR_ARRAY_IDX(sp->def.md_urls, i, rsp_md_url_t);
+
+        if ((rv = source_of(&src, sp, u, ptemp)) != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, RSP_LOGNO(01010)
+                         "SP %s (%s): ReplaySPIdPMetadataURL %s: cannot read "
+                         "the certificate %s: %s", sp->def.entity_id,
+                         sp->defined_in, u->url, u->cert_file,
+                         apr_strerror(rv, ebuf, sizeof(ebuf)));
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (rsp_md_source_get(&res, ptemp, &src, NULL, apr_time_now())
+            != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, RSP_LOGNO(01010)
+                         "SP %s (%s): ReplaySPIdPMetadataURL %s: %s; and no "
+                         "usable copy in %s", sp->def.entity_id,
+                         sp->defined_in, res.origin ? res.origin : u->url,
+                         why_of(ptemp, &res), u->backing_file);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (res.from_backing) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, RSP_LOGNO(01056)
+                         "metadata of SP %s from %s not taken (%s): the "
+                         "last good copy, %s, is used", sp->def.entity_id,
+                         u->url, why_of(ptemp, &res), u->backing_file);
+        }
+        if (res.backing_error) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, RSP_LOGNO(01056)
+                         "metadata of SP %s from %s: the backing file %s "
+                         "cannot be written: %s", sp->def.entity_id, u->url,
+                         u->backing_file, res.backing_error);
+        }
+    }
+    return OK;
+}
+
+static void fetch_one(url_state_t *st, apr_pool_t *ptemp)
+{
+    rsp_md_source_t src;
+    rsp_md_result_t res;
+    apr_pool_t *p;
+    apr_time_t now = apr_time_now();
+    apr_int64_t every = st->sp->def.md_refresh > 0 ? st->sp->def.md_refresh
+                                                   : RSP_MD_REFRESH;
+
+    if (apr_pool_create(&p, ptemp) != APR_SUCCESS) {
+        return;
+    }
+    if (source_of(&src, st->sp, st->u, p) != APR_SUCCESS) {
+        res.outcome = RSP_MD_FAILED;
+        res.reason = RSP_MD_ERR_SIGNATURE;
+        res.detail = apr_psprintf(p, "cannot read the certificate %s",
+                                  st->u->cert_file);
+    }
+    else {
+        rsp_md_source_get(&res, p, &src, st->have_any ? &st->have : NULL, now);
+    }
+    if (res.outcome == RSP_MD_FAILED || res.from_backing) {
+        st->failures++;
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, st->s, RSP_LOGNO(01056)
+                     "metadata of SP %s from %s not taken (%s): the last good "
+                     "copy, %s, stays in use", st->sp->def.entity_id,
+                     st->u->url, why_of(p, &res), st->u->backing_file);
+    }
+    else {
+        st->failures = 0;
+    }
+    if (res.outcome == RSP_MD_NEW && !res.from_backing) {
+        apr_pool_clear(st->pool);
+        st->have.etag = res.etag ? apr_pstrdup(st->pool, res.etag) : NULL;
+        st->have.last_modified = res.last_modified
+            ? apr_pstrdup(st->pool, res.last_modified) : NULL;
+        st->have.valid_until = res.valid_until;
+        st->have_any = 1;
+        st->cache_duration_s = res.cache_duration_s;
+        if (res.backing_error) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, st->s, RSP_LOGNO(01056)
+                         "metadata of SP %s from %s: the backing file %s "
+                         "cannot be written: %s", st->sp->def.entity_id,
+                         st->u->url, st->u->backing_file, res.backing_error);
+        }
+        else {
+            ap_log_error(APLOG_MARK, APLOG_INFO, 0, st->s,
+                         "metadata of SP %s from %s: a new copy in %s",
+                         st->sp->def.entity_id, st->u->url,
+                         st->u->backing_file);
+        }
+    }
+    st->next_at = now + apr_time_from_sec(rsp_md_next_refresh(
+        every, st->cache_duration_s, st->failures, st->have.valid_until, now));
+    apr_pool_destroy(p);
+}
+
+static apr_status_t fetch_callback(int state, void *data, apr_pool_t *ptemp)
+{
+    apr_array_header_t *urls = data;
+    apr_time_t now = apr_time_now();
+    int i;
+
+    if (state != AP_WATCHDOG_STATE_RUNNING) {
+        return APR_SUCCESS;
+    }
+    for (i = 0; i < urls->nelts; i++) {
+        url_state_t *st = &APR_ARRAY_IDX(urls, i, url_state_t);
+        if (!st->pool && apr_pool_create(&st->pool, NULL) != APR_SUCCESS) {
+            continue;
+        }
+        if (now >= st->next_at) {
+            fetch_one(st, ptemp);
+        }
+    }
+    return APR_SUCCESS;
+}
 
 typedef struct {
     rsp_sp_conf_t *sp;
@@ -55,10 +250,11 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
 {
     APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *get_instance;
     APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *register_callback;
-    ap_watchdog_t *wd = NULL;
+    ap_watchdog_t *wd = NULL, *fetcher;
+    apr_array_header_t *urls = apr_array_make(pconf, 1, sizeof(url_state_t));
     server_rec *vs;
     apr_status_t rv;
-    int i;
+    int i, j;
 
     get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
     register_callback = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
@@ -73,6 +269,14 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
 
             if (every < 0 || !sp->def.live) {
                 continue; /* ReplaySPMetadataRefresh Off */
+            }
+            for (j = 0; sp->def.md_urls && j < sp->def.md_urls->nelts; j++) {
+                url_state_t *st = apr_array_push(urls);
+                memset(st, 0, sizeof(*st));
+                st->sp = sp;
+                st->u = &APR_ARRAY_IDX(sp->def.md_urls, j, rsp_md_url_t);
+                st->s = vs;
+                st->cache_duration_s = -1;
             }
             if (!get_instance || !register_callback) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01023)
@@ -97,6 +301,20 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
                              sp->def.entity_id);
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
+        }
+    }
+    if (urls->nelts) {
+        /* one fetcher per host: a child singleton, ticking every second
+         * and fetching each URL when it is due */
+        rv = get_instance(&fetcher, FETCHER_NAME, 0, 1, pconf);
+        if (rv == APR_SUCCESS) {
+            rv = register_callback(fetcher, apr_time_from_sec(1), urls,
+                                   fetch_callback);
+        }
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, RSP_LOGNO(01024)
+                         "cannot start fetching metadata by URL");
+            return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
     return OK;

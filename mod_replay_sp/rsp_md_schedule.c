@@ -148,6 +148,9 @@ apr_int64_t rsp_md_next_refresh(apr_int64_t interval_s,
                                 apr_time_t valid_until, apr_time_t now)
 {
     apr_int64_t base = interval_s > 0 ? interval_s : RSP_MD_REFRESH_DEFAULT_S;
+    /* never sooner than a minute, or than the interval asked for when
+     * that is shorter */
+    apr_int64_t floor = base < RSP_MD_REFRESH_MIN_S ? base : RSP_MD_REFRESH_MIN_S;
 
     if (cache_duration_s >= 0 && cache_duration_s < base) {
         base = cache_duration_s;
@@ -159,7 +162,7 @@ apr_int64_t rsp_md_next_refresh(apr_int64_t interval_s,
         }
     }
     if (failures > 0) {
-        apr_int64_t backoff = RSP_MD_REFRESH_MIN_S;
+        apr_int64_t backoff = floor;
         int i;
         for (i = 1; i < failures && i < 40 && backoff < base; i++) {
             backoff *= 2;
@@ -168,8 +171,8 @@ apr_int64_t rsp_md_next_refresh(apr_int64_t interval_s,
             base = backoff;
         }
     }
-    if (base < RSP_MD_REFRESH_MIN_S) {
-        base = RSP_MD_REFRESH_MIN_S;
+    if (base < floor) {
+        base = floor;
     }
     return base > RSP_MD_REFRESH_MAX_S ? RSP_MD_REFRESH_MAX_S : base;
 }

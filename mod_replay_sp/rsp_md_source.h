@@ -196,7 +196,8 @@ apr_status_t rsp_md_duration_parse(const char *s, apr_int64_t *seconds,
  *   after failures consecutive failures (>= 1), sooner:
  *          min(base, RSP_MD_REFRESH_MIN_S * 2^(failures-1)): 1, 2, 4, 8...
  *          minutes, never later than the normal schedule;
- *   then bounded to [RSP_MD_REFRESH_MIN_S, RSP_MD_REFRESH_MAX_S]. */
+ *   then bounded to [RSP_MD_REFRESH_MIN_S, RSP_MD_REFRESH_MAX_S], the
+ *   lower bound lowered to interval_s when that is shorter (asked for). */
 apr_int64_t rsp_md_next_refresh(apr_int64_t interval_s,
                                 apr_int64_t cache_duration_s, int failures,
                                 apr_time_t valid_until, apr_time_t now);

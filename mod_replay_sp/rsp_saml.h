@@ -19,6 +19,14 @@ typedef struct _LassoServer rsp_lasso_server_t;
 
 #define RSP_IDPDISC_NS "urn:oasis:names:tc:SAML:profiles:SSO:idp-discovery-protocol"
 
+/* A metadata source by URL: ReplaySPIdPMetadataURL URL CERTFILE
+ * BACKINGFILE. */
+typedef struct {
+    const char *url;
+    const char *cert_file;
+    const char *backing_file;
+} rsp_md_url_t;
+
 /* One value of one attribute; a multi-valued attribute is several of these
  * with the same name, in the assertion's order. */
 typedef struct {
@@ -33,6 +41,10 @@ typedef struct {
     const char *key_file;
     const char *cert_file;
     apr_array_header_t *idp_files;  /* const char * */
+    apr_array_header_t *md_urls;    /* rsp_md_url_t: ReplaySPIdPMetadataURL
+                                     * (each one's backing file is also in
+                                     * idp_files, with its certificate) */
+    const char *md_ca_file;         /* ReplaySPMetadataCAFile, or NULL */
     apr_array_header_t *idp_file_certs; /* const char *, same order: the
                                          * certificate that signs each file
                                          * (NULL: not checked) */

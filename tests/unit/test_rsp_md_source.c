@@ -735,7 +735,9 @@ START_TEST(test_next_refresh)
     ck_assert_int_eq(rsp_md_next_refresh(4 * 3600, 1800, 0, far, now), 1800);
     ck_assert_int_eq(rsp_md_next_refresh(0, -1, 0, 0, now), RSP_MD_REFRESH_DEFAULT_S);
     /* bounded: not below a minute, not above a day */
-    ck_assert_int_eq(rsp_md_next_refresh(10, -1, 0, 0, now), RSP_MD_REFRESH_MIN_S);
+    /* an interval under a minute, asked for, is kept */
+    ck_assert_int_eq(rsp_md_next_refresh(10, -1, 0, 0, now), 10);
+    ck_assert_int_eq(rsp_md_next_refresh(10, 0, 3, 0, now), 10);
     ck_assert_int_eq(rsp_md_next_refresh(3600, 0, 0, far, now), RSP_MD_REFRESH_MIN_S);
     ck_assert_int_eq(rsp_md_next_refresh(7 * 86400, -1, 0, far, now), RSP_MD_REFRESH_MAX_S);
     /* half the time left before validUntil */
