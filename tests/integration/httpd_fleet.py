@@ -44,6 +44,7 @@ TAGS = {
     "body_too_large": "RSP01015",         # warn: check=size, body > ReplaySPMaxBodySize
     "malformed_session": "RSP01020",      # warn: session record unreadable -> no session
     "metadata_refused": "RSP01055",       # error: re-read metadata refused, last good kept
+    "metadata_not_fetched": "RSP01056",   # error: metadata by URL not taken, last good kept
 }
 
 ENDPOINT = "/saml"

@@ -160,3 +160,106 @@ def test_no_sign_in_fails_across_a_refresh(fleet, sp_config, workdir, keys, sign
     assert len(results) > 20, len(results)
     assert set(results) == {303}, {s: results.count(s) for s in set(results)}
     assert fleet.count_in_logs("RSP01054") >= 3
+
+
+@pytest.fixture
+def md_server(workdir):
+    """The metadata server of the unit tests (tests/unit/md_http_server.py):
+    http and https (its own test CA) on loopback ports of its choosing,
+    serving ROOT/mddir/NAME at /md/NAME with ETag and Last-Modified."""
+    import subprocess
+    root = os.path.join(workdir, "md-server-%d" % time.time_ns())
+    mddir = os.path.join(root, "mddir")
+    os.makedirs(mddir)
+    script = os.path.join(os.path.dirname(__file__), "..", "unit", "md_http_server.py")
+    proc = subprocess.Popen(["/usr/bin/python3", script, root, mddir],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    ports = os.path.join(root, "ports")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(ports) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with open(ports) as f:
+        http_port, https_port = (int(x) for x in f.read().split())
+    yield {"proc": proc, "mddir": mddir, "https": https_port, "http": http_port,
+           "ca": os.path.join(root, "tls", "ca.crt")}
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.expect_log("check_refused", "replay_refused", "metadata_refused",
+                        "metadata_not_fetched")
+def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, keys, signer,
+                                                   md_server):
+    """ReplaySPIdPMetadataURL over https: an IdP added at the URL signs in
+    on every replica without a restart; a tampered copy and one with a
+    DOCTYPE are refused with the alarm, the last good copy kept; with the
+    server gone, a restart starts from the backing file."""
+    old_keys, _ = keys
+    served = os.path.join(md_server["mddir"], "fed.xml")
+
+    def serve(n_idps, name, mangle=None):
+        fed = federation.make(os.path.join(workdir, "url-" + name), n_idps, 5, keys=old_keys,
+                              signed_by=signer)
+        with open(fed.path) as f:
+            text = f.read()
+        with open(served + ".new", "w") as f:
+            f.write(mangle(text) if mangle else text)
+        os.replace(served + ".new", served)
+        return fed
+
+    fed = serve(N, "v1")
+    backing_dir = os.path.join(workdir, "url-backing")
+    os.makedirs(backing_dir, exist_ok=True)
+    os.chmod(backing_dir, 0o777)   # the fetcher is a child: httpd's user
+    backing = os.path.join(backing_dir, "federation.xml")
+    extra = ("ReplaySPIdPMetadataURL https://127.0.0.1:%d/md/fed.xml \"%s\" \"%s\"\n"
+             "ReplaySPMetadataCAFile \"%s\"\nReplaySPMetadataRefresh 1"
+             % (md_server["https"], signer[1], backing, md_server["ca"]))
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[], default_idp=None),
+                           location_extra=extra)
+    assert os.path.exists(backing)
+    first = fed.test_idp(0, os.path.join(workdir, "url-idp0"))
+    assert on_every_replica(fleet, first, "url-v1", 303, seconds=0) == [303] * 3
+
+    # added at the URL: fetched, written to the backing file, read by all
+    fleet.mark_logs()
+    fed2 = serve(N + 1, "v2")
+    added = fed2.test_idp(N, os.path.join(workdir, "url-idp-added"))
+    assert on_every_replica(fleet, added, "url-added", 303) == [303] * 3
+
+    # tampered, then a DOCTYPE: refused (one fetcher per host: at least one
+    # line per replica), the last good copy kept
+    victim = fed2.idps[3].entity_id
+    for name, mangle, reason in (
+            ("tampered", lambda t: t.replace('entityID="%s"' % victim,
+                                             'entityID="%s.evil"' % victim, 1), "signature"),
+            ("doctype", lambda t: t.replace('<?xml version="1.0" encoding="UTF-8"?>',
+                                            '<?xml version="1.0" encoding="UTF-8"?>'
+                                            '<!DOCTYPE x [<!ENTITY a "b">]>', 1), "malformed")):
+        fleet.mark_logs()
+        with open(backing, "rb") as f:
+            kept = f.read()
+        serve(N + 1, "v2-" + name, mangle)
+        deadline = time.monotonic() + 20
+        lines = []
+        while time.monotonic() < deadline:
+            lines = [l for ls in fleet.new_log_lines().values() for l in ls if "RSP01056" in l]
+            if len(lines) >= 3:
+                break
+            time.sleep(0.3)
+        assert len(lines) >= 3, (name, lines)
+        assert all(":error]" in l and reason in l for l in lines), (name, lines)
+        with open(backing, "rb") as f:
+            assert f.read() == kept, name
+        assert on_every_replica(fleet, added, "url-kept-" + name, 303, seconds=0) == [303] * 3
+
+    # the server gone: a restart starts from the backing file
+    md_server["proc"].terminate()
+    md_server["proc"].wait(timeout=10)
+    fleet.mark_logs()
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[], default_idp=None),
+                           location_extra=extra)
+    assert on_every_replica(fleet, added, "url-backing", 303, seconds=0) == [303] * 3
+    assert fleet.count_in_logs("RSP01056") >= 3
