@@ -125,7 +125,8 @@ class Setup:
         key, cert = rsp_testidp.make_keypair(d, "sp", "bench sp")
         os.chmod(key, 0o644)   # children run as www-data
         self.sp = {"entity_id": SP_ENTITY_ID, "key_file": key, "cert_file": cert,
-                   "idp_metadata": [self.idp.metadata_path, self.signing_idp.metadata_path]}
+                   "idp_metadata": [self.idp.metadata_path, self.signing_idp.metadata_path],
+                   "default_idp": IDP_ENTITY_ID}   # /saml/login goes there
 
     def mint(self, acs_url, **kw):
         return self.idp.mint(SP_ENTITY_ID, acs_url,
