@@ -444,7 +444,8 @@ def run_module(workdir, module, redis_url, sp, fed, limit, reload_wait):
     row = Row("mod_replay_sp", fed.n)
     md = (fed.path, fed.cert) if fed.cert else fed.path
     # files looked at every second, as Shibboleth's reloadChanges does
-    body = harness.sp_conf_body(redis_url, dict(sp, entity_id=SP_ENTITY_ID, idp_metadata=[md]),
+    body = harness.sp_conf_body(redis_url, dict(sp, entity_id=SP_ENTITY_ID, idp_metadata=[md],
+                                                default_idp=None),
                                 location_extra="ReplaySPMetadataRefresh 1")
     body += '<Location "/static">\n    AuthType None\n    Require all granted\n</Location>\n'
     server = Server(os.path.join(workdir, "rsp-%d" % fed.n), "rsp-%d" % fed.n,
