@@ -187,12 +187,12 @@ static const char *add_one(void *baton, xmlNodePtr ed)
     return NULL;
 }
 
-apr_status_t rsp_idp_index_add(rsp_idp_index_t *ix, apr_pool_t *p,
-                               const char *md, apr_size_t len,
-                               apr_time_t valid_until,
-                               const apr_array_header_t *includes,
-                               const apr_array_header_t *excludes,
-                               const char **err)
+static apr_status_t index_add(rsp_idp_index_t *ix, apr_pool_t *p,
+                              const char *md, apr_size_t len, xmlDocPtr tree,
+                              apr_time_t valid_until,
+                              const apr_array_header_t *includes,
+                              const apr_array_header_t *excludes,
+                              const char **err)
 {
     adding_t a;
     apr_status_t rv;
@@ -207,9 +207,31 @@ apr_status_t rsp_idp_index_add(rsp_idp_index_t *ix, apr_pool_t *p,
     a.valid_until = valid_until;
     a.includes = includes;
     a.excludes = excludes;
-    rv = rsp_metadata_each_idp(md, len, add_one, &a, err);
+    rv = tree ? rsp_metadata_each_idp_in(tree, add_one, &a, err)
+              : rsp_metadata_each_idp(md, len, add_one, &a, err);
     apr_pool_destroy(a.scratch);
     return rv;
+}
+
+apr_status_t rsp_idp_index_add(rsp_idp_index_t *ix, apr_pool_t *p,
+                               const char *md, apr_size_t len,
+                               apr_time_t valid_until,
+                               const apr_array_header_t *includes,
+                               const apr_array_header_t *excludes,
+                               const char **err)
+{
+    return index_add(ix, p, md, len, NULL, valid_until, includes, excludes,
+                     err);
+}
+
+apr_status_t rsp_idp_index_add_tree(rsp_idp_index_t *ix, apr_pool_t *p,
+                                    xmlDocPtr tree, apr_time_t valid_until,
+                                    const apr_array_header_t *includes,
+                                    const apr_array_header_t *excludes,
+                                    const char **err)
+{
+    return index_add(ix, p, NULL, 0, tree, valid_until, includes, excludes,
+                     err);
 }
 
 const rsp_idp_t *rsp_idp_find(const rsp_idp_index_t *ix, const char *entity_id)

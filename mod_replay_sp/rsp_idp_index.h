@@ -14,6 +14,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include <apr_time.h>
+#include <libxml/tree.h>
 
 #include "rsp_idp_ui.h"
 #include "rsp_scope.h"
@@ -68,6 +69,14 @@ apr_status_t rsp_idp_index_add(rsp_idp_index_t *ix, apr_pool_t *p,
                                const apr_array_header_t *includes,
                                const apr_array_header_t *excludes,
                                const char **err);
+
+/* The same of a parsed document (a signed file's tree as verified:
+ * rsp_md_verify_tree), which is not parsed again. */
+apr_status_t rsp_idp_index_add_tree(rsp_idp_index_t *ix, apr_pool_t *p,
+                                    xmlDocPtr tree, apr_time_t valid_until,
+                                    const apr_array_header_t *includes,
+                                    const apr_array_header_t *excludes,
+                                    const char **err);
 
 /* The IdP with that entityID, or NULL. */
 const rsp_idp_t *rsp_idp_find(const rsp_idp_index_t *ix, const char *entity_id);

@@ -211,6 +211,16 @@ apr_status_t rsp_md_verify(apr_pool_t *p, const char *md, apr_size_t len,
                            apr_int64_t max_validity_s, apr_time_t *valid_until,
                            const char **err)
 {
+    return rsp_md_verify_tree(p, md, len, cert_pem, now, max_validity_s,
+                              valid_until, NULL, err);
+}
+
+apr_status_t rsp_md_verify_tree(apr_pool_t *p, const char *md, apr_size_t len,
+                                const char *cert_pem, apr_time_t now,
+                                apr_int64_t max_validity_s,
+                                apr_time_t *valid_until, xmlDocPtr *tree,
+                                const char **err)
+{
     xmlDocPtr doc = NULL;
     xmlNodePtr root, sig;
     xmlChar *vu = NULL;
@@ -266,7 +276,10 @@ apr_status_t rsp_md_verify(apr_pool_t *p, const char *md, apr_size_t len,
 
 done:
     xmlFree(vu);
-    if (doc) {
+    if (doc && !why && tree) {
+        *tree = doc; /* the caller reads the tree that verified */
+    }
+    else if (doc) {
         xmlFreeDoc(doc);
     }
     if (why) {

@@ -12,6 +12,7 @@
 
 #include <apr_pools.h>
 #include <apr_time.h>
+#include <libxml/tree.h>
 
 #define RSP_MD_MAX_SIZE (256 * 1024 * 1024)   /* bytes */
 #define RSP_MD_MAX_DEPTH 64
@@ -23,5 +24,14 @@ apr_status_t rsp_md_verify(apr_pool_t *p, const char *md, apr_size_t len,
                            const char *cert_pem, apr_time_t now,
                            apr_int64_t max_validity_s, apr_time_t *valid_until,
                            const char **err);
+
+/* The same, and on success *tree: the document as parsed and verified
+ * (the caller frees it with xmlFreeDoc), so that what is read of it is
+ * exactly what was verified, and the file is parsed once. */
+apr_status_t rsp_md_verify_tree(apr_pool_t *p, const char *md, apr_size_t len,
+                                const char *cert_pem, apr_time_t now,
+                                apr_int64_t max_validity_s,
+                                apr_time_t *valid_until, xmlDocPtr *tree,
+                                const char **err);
 
 #endif

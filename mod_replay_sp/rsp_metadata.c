@@ -136,11 +136,9 @@ xmlXPathContextPtr rsp_metadata_xpath(xmlNodePtr ed)
     return ctx;
 }
 
-apr_status_t rsp_metadata_each_idp(const char *md, apr_size_t len,
-                                   rsp_metadata_idp_fn fn, void *baton,
-                                   const char **err)
+apr_status_t rsp_metadata_each_idp_in(xmlDocPtr doc, rsp_metadata_idp_fn fn,
+                                      void *baton, const char **err)
 {
-    xmlDocPtr doc = rsp_metadata_read(md, len);
     xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
     const char *why = NULL;
     int found = 0;
@@ -159,14 +157,24 @@ apr_status_t rsp_metadata_each_idp(const char *md, apr_size_t len,
             ? "the entity has no IDPSSODescriptor"
             : "no entity with an IDPSSODescriptor in the EntitiesDescriptor";
     }
-    if (doc) {
-        xmlFreeDoc(doc);
-    }
     if (why) {
         *err = why;
         return APR_EINVAL;
     }
     return APR_SUCCESS;
+}
+
+apr_status_t rsp_metadata_each_idp(const char *md, apr_size_t len,
+                                   rsp_metadata_idp_fn fn, void *baton,
+                                   const char **err)
+{
+    xmlDocPtr doc = rsp_metadata_read(md, len);
+    apr_status_t rv = rsp_metadata_each_idp_in(doc, fn, baton, err);
+
+    if (doc) {
+        xmlFreeDoc(doc);
+    }
+    return rv;
 }
 
 typedef struct {

@@ -30,6 +30,10 @@ apr_status_t rsp_metadata_each_idp(const char *md, apr_size_t len,
                                    rsp_metadata_idp_fn fn, void *baton,
                                    const char **err);
 
+/* The same on a parsed document (NULL: one that did not parse). */
+apr_status_t rsp_metadata_each_idp_in(xmlDocPtr doc, rsp_metadata_idp_fn fn,
+                                      void *baton, const char **err);
+
 /* ed's IDPSSODescriptor that supports SAML 2.0, or NULL. */
 xmlNodePtr rsp_metadata_idp_role(const xmlNode *ed);
 

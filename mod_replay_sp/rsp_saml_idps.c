@@ -94,6 +94,7 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
     const char *file, *pem, *why = NULL;
     apr_time_t valid_until = 0;
     apr_pool_t *text;
+    xmlDocPtr tree = NULL;
     apr_status_t rv;
 
     if ((rv = apr_pool_create_unmanaged_ex(&text, NULL, NULL)) != APR_SUCCESS) {
@@ -116,21 +117,30 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
             *err = apr_pstrdup(errp, *err);
             goto done;
         }
-        if ((rv = rsp_md_verify(text, file, strlen(file), pem, apr_time_now(),
-                                sp->md_max_validity ? sp->md_max_validity
-                                                    : RSP_MD_MAX_VALIDITY,
-                                &valid_until, &why)) != APR_SUCCESS) {
+        /* the tree that verified is the one read: parsed once */
+        if ((rv = rsp_md_verify_tree(text, file, strlen(file), pem,
+                                     apr_time_now(),
+                                     sp->md_max_validity ? sp->md_max_validity
+                                                         : RSP_MD_MAX_VALIDITY,
+                                     &valid_until, &tree, &why))
+            != APR_SUCCESS) {
             *err = apr_psprintf(errp, "%s (signed by %s): %s", path, cert, why);
             goto done;
         }
     }
-    /* One IdP, or a federation's aggregate of many: parsed once. */
-    if ((rv = rsp_idp_index_add(g->idps, g->pool, file, strlen(file),
-                                valid_until, sp->idp_include, sp->idp_exclude,
-                                &why)) != APR_SUCCESS) {
+    /* One IdP, or a federation's aggregate of many. */
+    rv = tree ? rsp_idp_index_add_tree(g->idps, g->pool, tree, valid_until,
+                                       sp->idp_include, sp->idp_exclude, &why)
+              : rsp_idp_index_add(g->idps, g->pool, file, strlen(file),
+                                  valid_until, sp->idp_include,
+                                  sp->idp_exclude, &why);
+    if (rv != APR_SUCCESS) {
         *err = apr_psprintf(errp, "%s: %s", path, why);
     }
 done:
+    if (tree) {
+        xmlFreeDoc(tree);
+    }
     apr_pool_destroy(text);
     return rv;
 }

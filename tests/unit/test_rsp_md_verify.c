@@ -51,6 +51,29 @@ START_TEST(test_signed_aggregate_and_entity_accepted)
 }
 END_TEST
 
+/* The verified tree, handed to the caller on success only. */
+START_TEST(test_tree_kept)
+{
+    const char *err = NULL, *cert = rsp_unit_saml_file(pool, "md/fed.crt");
+    const char *md = rsp_unit_saml_file(pool, "md/good.xml");
+    const char *bad = rsp_unit_saml_file(pool, "md/tampered.xml");
+    xmlDocPtr tree = NULL;
+    apr_time_t vu = 0;
+
+    ck_assert_int_eq(rsp_md_verify_tree(pool, md, strlen(md), cert, apr_time_now(),
+                                        WEEKS4, &vu, &tree, &err), APR_SUCCESS);
+    ck_assert_ptr_nonnull(tree);
+    ck_assert_str_eq((const char *)xmlDocGetRootElement(tree)->name,
+                     "EntitiesDescriptor");
+    xmlFreeDoc(tree);
+    tree = NULL;
+    ck_assert_int_eq(rsp_md_verify_tree(pool, bad, strlen(bad), cert, apr_time_now(),
+                                        WEEKS4, &vu, &tree, &err), APR_EINVAL);
+    ck_assert_ptr_null(tree);
+    ck_assert_ptr_nonnull(strstr(err, "does not verify with the certificate"));
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
     const char *err;
@@ -105,6 +128,7 @@ static Suite *md_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_signed_aggregate_and_entity_accepted);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_tree_kept);
     tcase_add_test(tc, test_not_metadata);
     suite_add_tcase(s, tc);
     return s;
