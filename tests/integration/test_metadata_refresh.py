@@ -125,6 +125,94 @@ def test_metadata_replaced_under_a_running_fleet(fleet, sp_config, workdir, keys
     assert on_every_replica(fleet, first, "old-key", 400, seconds=0) == [400] * 3
 
 
+@pytest.mark.expect_log("check_refused", "replay_refused", "metadata_refused")
+def test_wrapped_and_oversize_files_refused_last_good_kept(fleet, sp_config, workdir, keys,
+                                                          signer):
+    """The signed aggregate wrapped in an unsigned one that adds an IdP,
+    and a file over the size limit: each refused on every replica with
+    RSP01055, the IdPs in use kept, the added IdP never trusted."""
+    old_keys, _ = keys
+    fed, live = publish(workdir, N, old_keys, signer, "wrap-v1")
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(live, signer[1])],
+                                   default_idp=None),
+                           location_extra="ReplaySPMetadataRefresh 1")
+    first = fed.test_idp(0, os.path.join(workdir, "wrap-idp0"))
+    evil = federation.make(os.path.join(workdir, "wrap-evil"), N + 1, 1, keys=old_keys)
+    intruder = evil.test_idp(N, os.path.join(workdir, "wrap-intruder"))
+    with open(live) as f:
+        signed = f.read()
+    with open(evil.path) as f:
+        evil_text = f.read()
+    start = evil_text.rindex("<md:EntityDescriptor", 0, evil_text.index(evil.idps[N].entity_id))
+    end = evil_text.index("</md:EntityDescriptor>", start) + len("</md:EntityDescriptor>")
+    decl = signed[signed.index("<md:EntitiesDescriptor"):signed.index(">", signed.index(
+        "<md:EntitiesDescriptor"))]
+    ns = " ".join(a for a in decl.split() if a.startswith("xmlns"))
+    wrapped = ('<?xml version="1.0" encoding="UTF-8"?>\n<md:EntitiesDescriptor %s>\n%s\n%s\n'
+               '</md:EntitiesDescriptor>\n'
+               % (ns, signed.split("?>", 1)[1], evil_text[start:end]))
+
+    def wrap():
+        with open(live + ".new", "w") as f:
+            f.write(wrapped)
+
+    def oversize():
+        with open(live + ".new", "w") as f:
+            f.write(signed)
+        os.truncate(live + ".new", 257 * 1024 * 1024)   # sparse: nothing written
+
+    for name, write, says in (("wrapped", wrap, "signature"), ("oversize", oversize, "large")):
+        fleet.mark_logs()
+        write()
+        os.replace(live + ".new", live)
+        deadline = time.monotonic() + 20
+        lines = []
+        while time.monotonic() < deadline:
+            lines = [l for ls in fleet.new_log_lines().values() for l in ls if "RSP01055" in l]
+            if len(lines) >= 3:
+                break
+            time.sleep(0.3)
+        assert len(lines) >= 3, (name, lines)
+        assert all(says in l for l in lines), (name, lines)
+        assert on_every_replica(fleet, first, "wrap-kept-" + name, 303, seconds=0) == [303] * 3
+        assert on_every_replica(fleet, intruder, "wrap-in-" + name, 400, seconds=0) == [400] * 3
+    os.unlink(live)
+
+
+@pytest.mark.expect_log("check_refused")
+def test_key_rollover_signs_in_throughout(fleet, sp_config, workdir, keys, signer):
+    """IdP 10 rolls its signing key over as federations do: its old key
+    alone, then both published, then the new one alone. Signed with the
+    new key it signs in on every replica from the second step on, with the
+    old key until the last; never a failure where its metadata has the
+    key."""
+    a, b = [keys[0][0]], [keys[1][0]]
+    fed_a, live = publish(workdir, N, a, signer, "roll-a")
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(live, signer[1])],
+                                   default_idp=None),
+                           location_extra="ReplaySPMetadataRefresh 1")
+    old = fed_a.test_idp(10, os.path.join(workdir, "roll-idp10-a"))
+    fed_b = federation.make(os.path.join(workdir, "roll-b-probe"), N, 5, keys=b)
+    new = fed_b.test_idp(10, os.path.join(workdir, "roll-idp10-b"))
+    assert on_every_replica(fleet, old, "roll-old1", 303, seconds=0) == [303] * 3
+    assert on_every_replica(fleet, new, "roll-new1", 400, seconds=0) == [400] * 3
+    # both published: the new key is taken, the old one still is
+    publish(workdir, N, a + b, signer, "roll-ab")
+    assert on_every_replica(fleet, new, "roll-new2", 303) == [303] * 3
+    assert on_every_replica(fleet, old, "roll-old2", 303, seconds=0) == [303] * 3
+    # the new one alone: the new key signs in each round until the old
+    # one is refused everywhere
+    publish(workdir, N, b, signer, "roll-b")
+    deadline = time.monotonic() + 20
+    while True:
+        assert on_every_replica(fleet, new, "roll-new3", 303, seconds=0) == [303] * 3
+        got = on_every_replica(fleet, old, "roll-old3", 400, seconds=0)
+        if got == [400] * 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert got == [400] * 3, got
+
+
 @pytest.mark.expect_log("replay_refused")
 def test_no_sign_in_fails_across_a_refresh(fleet, sp_config, workdir, keys, signer):
     """Sign-ins from 4 clients through the balancer while the aggregate is
