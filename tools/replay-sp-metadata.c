@@ -3,12 +3,14 @@
  * rsp_idp_index.h). */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <apr_file_io.h>
 #include <apr_strings.h>
 
 #include "replay-sp.h"
 #include "rsp_idp_index.h"
+#include "rsp_md_source.h"
 #include "rsp_md_verify.h"
 #include "rsp_saml.h"
 #include "rsp_scope.h"
@@ -43,6 +45,39 @@ static int read_all(tool_t *t, const char *path, const char **out)
     return RSP_EXIT_OK;
 }
 
+/* A URL's document, fetched as the module fetches it (rsp_md_source.h),
+ * verification aside (done below, as for a file); nothing written. */
+static int fetch(tool_t *t, const char *url, const char *pem,
+                 apr_int64_t max_validity, const char **out)
+{
+    rsp_md_source_t src;
+    rsp_md_result_t res;
+    const char *err = NULL;
+
+    if (!pem) {
+        tool_error("metadata: a URL needs --cert (the certificate that signs "
+                   "it, as ReplaySPIdPMetadataURL's second argument)");
+        return RSP_EXIT_USAGE;
+    }
+    if (rsp_md_source_global_init(&err) != APR_SUCCESS) {
+        tool_error("metadata: %s", err);
+        return RSP_EXIT_ERROR;
+    }
+    memset(&src, 0, sizeof(src));
+    src.url = url;
+    src.cert_pem = pem;
+    src.ca_file = tool_opt(t, "ca-file");
+    src.max_validity_s = max_validity;
+    if (rsp_md_source_get(&res, t->p, &src, NULL, apr_time_now())
+        != APR_SUCCESS) {
+        tool_error("%s: %s: %s", url, rsp_md_reason_name(res.reason),
+                   res.detail ? res.detail : "");
+        return RSP_EXIT_FINDING;
+    }
+    *out = res.data;
+    return RSP_EXIT_OK;
+}
+
 int cmd_metadata(tool_t *t)
 {
     const char *path, *cert, *md, *pem = NULL, *err = NULL, *verdict, *v;
@@ -70,8 +105,15 @@ int cmd_metadata(tool_t *t)
         tool_error("metadata: %s", err);
         return RSP_EXIT_ERROR;
     }
-    if ((rc = read_all(t, path, &md)) != RSP_EXIT_OK
-        || (cert && (rc = read_all(t, cert, &pem)) != RSP_EXIT_OK)) {
+    if (cert && (rc = read_all(t, cert, &pem)) != RSP_EXIT_OK) {
+        return rc;
+    }
+    if (!strncasecmp(path, "http://", 7) || !strncasecmp(path, "https://", 8)) {
+        if ((rc = fetch(t, path, pem, max_validity, &md)) != RSP_EXIT_OK) {
+            return rc;
+        }
+    }
+    else if ((rc = read_all(t, path, &md)) != RSP_EXIT_OK) {
         return rc;
     }
     verdict = "not checked (no --cert: the module trusts the file as it is)";

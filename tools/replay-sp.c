@@ -33,7 +33,7 @@ static const char *const capacity_opts[] = {
 static const char *const lookup_opts[] = {"issuer=", "assertion-id=", "prefix=",
                                           "timeout=", "json", TLS_OPTS, NULL};
 static const char *const metadata_opts[] = {"cert=", "max-validity=", "json",
-                                            NULL};
+                                            "ca-file=", NULL};
 static const char *const sessions_opts[] = {"issuer=", "name-id=", "end",
                                             "prefix=", "timeout=", "json",
                                             TLS_OPTS, NULL};
@@ -66,8 +66,12 @@ static const command_t commands[] = {
      "--end, end them all (each logged to standard error): every replica\n"
      "refuses their cookies from then on.\n",
      sessions_opts},
-    {"metadata", cmd_metadata, "FILE [--cert CERTFILE] [--max-validity S] [--json]",
-     "What a metadata file holds and what the module would trust of it: with\n"
+    {"metadata", cmd_metadata, "FILE|URL [--cert CERTFILE] [--max-validity S] "
+     "[--ca-file CAFILE] [--json]",
+     "What a metadata file or URL holds and what the module would trust of\n"
+     "it (a URL is fetched as ReplaySPIdPMetadataURL fetches it, https\n"
+     "peers checked against --ca-file or the system's CAs, and needs\n"
+     "--cert; nothing is written): with\n"
      "--cert (the certificate that signs it, as ReplaySPIdPMetadataFile's\n"
      "second argument), its signature and validUntil checked as the module\n"
      "checks them (--max-validity: ReplaySPMetadataMaxValidity, default\n"

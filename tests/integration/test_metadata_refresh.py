@@ -351,3 +351,40 @@ def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, ke
                            location_extra=extra)
     assert on_every_replica(fleet, added, "url-backing", 303, seconds=0) == [303] * 3
     assert fleet.count_in_logs("RSP01056") >= 3
+
+
+def test_tool_reads_a_url_as_the_module_fetches_it(workdir, keys, signer, md_server):
+    """replay-sp metadata URL --cert C [--ca-file]: fetched over https with
+    the test CA, verified, its IdPs listed; refused without the CA (the
+    system's do not know it), without --cert, and when tampered."""
+    import json
+    import subprocess
+    import common
+    tool = os.path.join(common.REPO, "tools", "replay-sp")
+    old_keys, _ = keys
+    fed = federation.make(os.path.join(workdir, "tool-url"), 7, 2, keys=old_keys,
+                          signed_by=signer)
+    served = os.path.join(md_server["mddir"], "fed.xml")
+    with open(fed.path) as f:
+        text = f.read()
+    with open(served, "w") as f:
+        f.write(text)
+    url = "https://127.0.0.1:%d/md/fed.xml" % md_server["https"]
+
+    def run(*args):
+        return subprocess.run([tool, "metadata", url] + list(args), capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    r = run("--cert", signer[1], "--ca-file", md_server["ca"], "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["signature"] == "verified" and j["trusted"] is True
+    assert [i["entity_id"] for i in j["idps"]] == [i.entity_id for i in fed.idps]
+    r = run("--cert", signer[1])
+    assert r.returncode == 1 and "fetch" in r.stderr, r.stderr
+    r = run()
+    assert r.returncode == 64
+    with open(served, "w") as f:
+        f.write(text.replace(fed.idps[2].entity_id, fed.idps[2].entity_id + ".evil", 1))
+    r = run("--cert", signer[1], "--ca-file", md_server["ca"])
+    assert r.returncode == 1 and "signature" in r.stderr, r.stderr
