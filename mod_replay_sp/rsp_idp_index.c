@@ -10,6 +10,7 @@
 #include "rsp_md_filter.h"
 #include "rsp_metadata.h"
 #include "rsp_util.h"
+#include "rsp_xml.h"
 
 #define NS_MD "urn:oasis:names:tc:SAML:2.0:metadata"
 #define NS_DS "http://www.w3.org/2000/09/xmldsig#"
@@ -24,21 +25,12 @@ rsp_idp_index_t *rsp_idp_index_make(apr_pool_t *p)
     return ix;
 }
 
-static int is_el(const xmlNode *n, const char *ns, const char *name)
-{
-    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
-        && !strcmp((const char *)n->ns->href, ns)
-        && !strcmp((const char *)n->name, name);
-}
-
 /* An attribute's value in p; NULL when absent or empty. */
 static const char *attr(apr_pool_t *p, xmlNodePtr n, const char *name)
 {
-    xmlChar *v = xmlGetProp(n, BAD_CAST name);
-    const char *out = v && *v ? apr_pstrdup(p, (const char *)v) : NULL;
+    const char *v = rsp_xml_attr(p, n, name);
 
-    xmlFree(v);
-    return out;
+    return v && *v ? v : NULL;
 }
 
 static void add_endpoint(apr_array_header_t *to, apr_pool_t *p, xmlNodePtr n)
@@ -92,7 +84,7 @@ static void find_certs(apr_array_header_t *to, apr_pool_t *p,
     xmlNodePtr c;
 
     for (c = n->children; c && depth < 8; c = c->next) {
-        if (is_el(c, NS_DS, "X509Certificate")) {
+        if (rsp_xml_is(c, NS_DS, "X509Certificate")) {
             add_cert(to, p, scratch, c);
         }
         else if (c->type == XML_ELEMENT_NODE) {
@@ -113,13 +105,13 @@ static void read_role(rsp_idp_t *idp, apr_pool_t *p, apr_pool_t *scratch,
     idp->name_id_formats = apr_array_make(p, 1, sizeof(const char *));
     idp->certs = apr_array_make(p, 1, sizeof(rsp_der_t));
     for (c = role->children; c; c = c->next) {
-        if (is_el(c, NS_MD, "SingleSignOnService")) {
+        if (rsp_xml_is(c, NS_MD, "SingleSignOnService")) {
             add_endpoint(idp->sso, p, c);
         }
-        else if (is_el(c, NS_MD, "SingleLogoutService")) {
+        else if (rsp_xml_is(c, NS_MD, "SingleLogoutService")) {
             add_endpoint(idp->slo, p, c);
         }
-        else if (is_el(c, NS_MD, "NameIDFormat")) {
+        else if (rsp_xml_is(c, NS_MD, "NameIDFormat")) {
             xmlChar *t = xmlNodeGetContent(c);
             const char *f = rsp_trimmed(p, (const char *)t);
             xmlFree(t);
@@ -127,7 +119,7 @@ static void read_role(rsp_idp_t *idp, apr_pool_t *p, apr_pool_t *scratch,
                 APR_ARRAY_PUSH(idp->name_id_formats, const char *) = f;
             }
         }
-        else if (is_el(c, NS_MD, "KeyDescriptor")) {
+        else if (rsp_xml_is(c, NS_MD, "KeyDescriptor")) {
             const char *use = attr(scratch, c, "use");
             if (!use || !strcmp(use, "signing")) {
                 find_certs(idp->certs, p, scratch, c, 0);

@@ -14,17 +14,11 @@
 #include <xmlsec/xmltree.h>
 
 #include "rsp_md_verify.h"
+#include "rsp_xml.h"
 #include "rsp_util.h"
 
 #define MD_NS "urn:oasis:names:tc:SAML:2.0:metadata"
 #define DS_NS "http://www.w3.org/2000/09/xmldsig#"
-
-static int is(const xmlNode *n, const char *name, const char *ns)
-{
-    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
-           && !strcmp((const char *)n->name, name)
-           && !strcmp((const char *)n->ns->href, ns);
-}
 
 /* Deeper than RSP_MD_MAX_DEPTH anywhere (iterative: no recursion on
  * input). */
@@ -59,7 +53,7 @@ static xmlNodePtr root_signature(xmlNodePtr root, const char **why)
     xmlNodePtr c, sig = NULL;
 
     for (c = root->children; c; c = c->next) {
-        if (!is(c, "Signature", DS_NS)) {
+        if (!rsp_xml_is(c, DS_NS, "Signature")) {
             continue;
         }
         if (sig) {
@@ -86,7 +80,7 @@ static const char *one_reference_to_root(apr_pool_t *p, xmlNodePtr sig,
     for (c = si ? si->children : NULL; c; c = c->next) {
         xmlChar *uri;
         int ok;
-        if (!is(c, "Reference", DS_NS)) {
+        if (!rsp_xml_is(c, DS_NS, "Reference")) {
             continue;
         }
         if (++n > 1) {
@@ -241,7 +235,7 @@ apr_status_t rsp_md_verify_tree(apr_pool_t *p, const char *md, apr_size_t len,
         why = "a DOCTYPE (refused)";
         goto done;
     }
-    if (!is(root, "EntitiesDescriptor", MD_NS) && !is(root, "EntityDescriptor", MD_NS)) {
+    if (!rsp_xml_is(root, MD_NS, "EntitiesDescriptor") && !rsp_xml_is(root, MD_NS, "EntityDescriptor")) {
         why = "the root element is not a SAML 2.0 EntitiesDescriptor or "
               "EntityDescriptor";
         goto done;

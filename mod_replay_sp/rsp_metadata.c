@@ -7,17 +7,11 @@
 #include <libxml/xpathInternals.h>
 
 #include "rsp_metadata.h"
+#include "rsp_xml.h"
 
 #define NS_MD "urn:oasis:names:tc:SAML:2.0:metadata"
 #define NS_SAML2P "urn:oasis:names:tc:SAML:2.0:protocol"
 #define MAX_DEPTH 16
-
-static int is_md(const xmlNode *n, const char *name)
-{
-    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
-        && !strcmp((const char *)n->ns->href, NS_MD)
-        && !strcmp((const char *)n->name, name);
-}
 
 /* Whether the space-separated list names the SAML 2.0 protocol. */
 static int saml2_protocol(const char *list)
@@ -40,7 +34,7 @@ xmlNodePtr rsp_metadata_idp_role(const xmlNode *ed)
     xmlNodePtr c;
 
     for (c = ed->children; c; c = c->next) {
-        if (is_md(c, "IDPSSODescriptor")) {
+        if (rsp_xml_is(c, NS_MD, "IDPSSODescriptor")) {
             xmlChar *v = xmlGetProp(c, BAD_CAST "protocolSupportEnumeration");
             int ok = saml2_protocol((const char *)v);
             xmlFree(v);
@@ -87,7 +81,7 @@ static const char *walk(xmlNodePtr n, int depth, rsp_metadata_idp_fn fn,
     if (depth > MAX_DEPTH) {
         return "EntitiesDescriptor nested too deeply";
     }
-    if (is_md(n, "EntityDescriptor")) {
+    if (rsp_xml_is(n, NS_MD, "EntityDescriptor")) {
         if (rsp_metadata_idp_role(n)) {
             ++*found;
             return fn(baton, n);
@@ -95,7 +89,7 @@ static const char *walk(xmlNodePtr n, int depth, rsp_metadata_idp_fn fn,
         return NULL;
     }
     for (c = n->children; c; c = c->next) {
-        if ((is_md(c, "EntityDescriptor") || is_md(c, "EntitiesDescriptor"))
+        if ((rsp_xml_is(c, NS_MD, "EntityDescriptor") || rsp_xml_is(c, NS_MD, "EntitiesDescriptor"))
             && (why = walk(c, depth + 1, fn, baton, found)) != NULL) {
             return why;
         }
@@ -149,11 +143,11 @@ apr_status_t rsp_metadata_each_idp_in(xmlDocPtr doc, rsp_metadata_idp_fn fn,
     else if (doc->intSubset || doc->extSubset) {
         why = "a DOCTYPE is not allowed in metadata";
     }
-    else if (!is_md(root, "EntityDescriptor") && !is_md(root, "EntitiesDescriptor")) {
+    else if (!rsp_xml_is(root, NS_MD, "EntityDescriptor") && !rsp_xml_is(root, NS_MD, "EntitiesDescriptor")) {
         why = "not SAML 2.0 metadata (EntityDescriptor or EntitiesDescriptor)";
     }
     else if ((why = walk(root, 0, fn, baton, &found)) == NULL && found == 0) {
-        why = is_md(root, "EntityDescriptor")
+        why = rsp_xml_is(root, NS_MD, "EntityDescriptor")
             ? "the entity has no IDPSSODescriptor"
             : "no entity with an IDPSSODescriptor in the EntitiesDescriptor";
     }

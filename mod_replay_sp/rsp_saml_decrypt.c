@@ -17,25 +17,9 @@
 
 #include "rsp_saml_decrypt.h"
 #include "rsp_util.h"
+#include "rsp_xml.h"
 
 #define NS_SAML "urn:oasis:names:tc:SAML:2.0:assertion"
-
-static int is_el(const xmlNode *n, const char *ns, const char *name)
-{
-    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
-        && !strcmp((const char *)n->ns->href, ns)
-        && !strcmp((const char *)n->name, name);
-}
-
-static xmlNodePtr child(xmlNodePtr n, const char *ns, const char *name)
-{
-    for (n = n ? n->children : NULL; n; n = n->next) {
-        if (is_el(n, ns, name)) {
-            return n;
-        }
-    }
-    return NULL;
-}
 
 /* The text of an element, in p, or NULL. */
 static const char *text_of(apr_pool_t *p, xmlNodePtr n)
@@ -264,7 +248,7 @@ static int recipient(apr_pool_t *p, xmlNodePtr key_info,
 
     for (n = key_info ? key_info->children : NULL;
          n && names < KEY_NAMES_MAX; n = n->next) {
-        if (is_el(n, RSP_DS_NS, "KeyName")) {
+        if (rsp_xml_is(n, RSP_DS_NS, "KeyName")) {
             names++;
             const char *v = text_of(p, n), *nv, *hv;
             if (!v) {
@@ -284,14 +268,14 @@ static int recipient(apr_pool_t *p, xmlNodePtr key_info,
             }
             continue;
         }
-        if (!is_el(n, RSP_DS_NS, "X509Data")) {
+        if (!rsp_xml_is(n, RSP_DS_NS, "X509Data")) {
             continue;
         }
         for (x = n->children; x && names < KEY_NAMES_MAX; x = x->next) {
-            names += is_el(x, RSP_DS_NS, "X509Certificate")
-                || is_el(x, RSP_DS_NS, "X509IssuerSerial")
-                || is_el(x, RSP_DS_NS, "X509SubjectName");
-            if (is_el(x, RSP_DS_NS, "X509Certificate")) {
+            names += rsp_xml_is(x, RSP_DS_NS, "X509Certificate")
+                || rsp_xml_is(x, RSP_DS_NS, "X509IssuerSerial")
+                || rsp_xml_is(x, RSP_DS_NS, "X509SubjectName");
+            if (rsp_xml_is(x, RSP_DS_NS, "X509Certificate")) {
                 const char *b64 = text_of(p, x);
                 char *der;
                 apr_size_t len;
@@ -317,10 +301,10 @@ static int recipient(apr_pool_t *p, xmlNodePtr key_info,
                 X509_free(cert);
                 ERR_clear_error();
             }
-            else if (is_el(x, RSP_DS_NS, "X509IssuerSerial")) {
-                const char *issuer = text_of(p, child(x, RSP_DS_NS,
+            else if (rsp_xml_is(x, RSP_DS_NS, "X509IssuerSerial")) {
+                const char *issuer = text_of(p, rsp_xml_child(x, RSP_DS_NS,
                                                       "X509IssuerName"));
-                const char *serial = text_of(p, child(x, RSP_DS_NS,
+                const char *serial = text_of(p, rsp_xml_child(x, RSP_DS_NS,
                                                       "X509SerialNumber"));
                 int *same = apr_pcalloc(p, sizeof(int) * keys->nelts);
                 int serials = 0, both = 0;
@@ -344,7 +328,7 @@ static int recipient(apr_pool_t *p, xmlNodePtr key_info,
                     }
                 }
             }
-            else if (is_el(x, RSP_DS_NS, "X509SubjectName")) {
+            else if (rsp_xml_is(x, RSP_DS_NS, "X509SubjectName")) {
                 const char *v = text_of(p, x), *nv = v ? norm_name(p, v) : NULL;
                 for (i = 0; nv && i < keys->nelts; i++) {
                     const rsp_dec_key_t *k =
@@ -371,19 +355,19 @@ static int read_key(enc_key_t *ek, apr_pool_t *p, xmlNodePtr node,
 
     memset(ek, 0, sizeof(*ek));
     ek->node = node;
-    if (rsp_xenc_key_method(&ek->oaep, p, child(node, RSP_XENC_NS,
+    if (rsp_xenc_key_method(&ek->oaep, p, rsp_xml_child(node, RSP_XENC_NS,
                                                   "EncryptionMethod"),
                             &check) != NULL) {
         return 0;
     }
-    b64 = text_of(p, child(child(node, RSP_XENC_NS, "CipherData"),
+    b64 = text_of(p, rsp_xml_child(rsp_xml_child(node, RSP_XENC_NS, "CipherData"),
                            RSP_XENC_NS, "CipherValue"));
     if (!b64 || rsp_b64_decode(p, b64, 1, &ct, &ek->ctlen) < 0) {
         return 0;
     }
     ek->ct = (const unsigned char *)ct;
     ek->want = apr_pcalloc(p, sizeof(int) * (keys->nelts ? keys->nelts : 1));
-    named = recipient(p, child(node, RSP_DS_NS, "KeyInfo"), keys, ek->want);
+    named = recipient(p, rsp_xml_child(node, RSP_DS_NS, "KeyInfo"), keys, ek->want);
     if (named < 0) {
         return 0;
     }
@@ -404,13 +388,13 @@ static apr_array_header_t *enc_keys(apr_pool_t *p, const rsp_shape_t *shape,
     xmlNodePtr places[2], n;
     int i;
 
-    places[0] = child(shape->enc_data, RSP_DS_NS, "KeyInfo");
+    places[0] = rsp_xml_child(shape->enc_data, RSP_DS_NS, "KeyInfo");
     places[1] = shape->enc;
     for (i = 0; i < 2; i++) {
         for (n = places[i] ? places[i]->children : NULL; n; n = n->next) {
             enc_key_t ek;
             if (out->nelts < RSP_ENCRYPTED_KEYS_MAX
-                && is_el(n, RSP_XENC_NS, "EncryptedKey")
+                && rsp_xml_is(n, RSP_XENC_NS, "EncryptedKey")
                 && read_key(&ek, p, n, keys)) {
                 *(enc_key_t *)apr_array_push(out) = ek;
             }
@@ -426,7 +410,7 @@ static apr_array_header_t *enc_keys(apr_pool_t *p, const rsp_shape_t *shape,
  * padding). */
 static apr_size_t cipher_bytes(xmlNodePtr enc_data)
 {
-    xmlNodePtr cv = child(child(enc_data, RSP_XENC_NS, "CipherData"),
+    xmlNodePtr cv = rsp_xml_child(rsp_xml_child(enc_data, RSP_XENC_NS, "CipherData"),
                           RSP_XENC_NS, "CipherValue");
     apr_size_t n = 0;
     const xmlChar *c;
@@ -507,7 +491,7 @@ static apr_status_t decrypt_element(char **out_text, apr_size_t *out_len,
                " bytes is accepted)", t->element, shape->issuer,
                cipher_bytes(shape->enc_data), t->holds, t->max);
     }
-    b64 = text_of(p, child(child(shape->enc_data, RSP_XENC_NS, "CipherData"),
+    b64 = text_of(p, rsp_xml_child(rsp_xml_child(shape->enc_data, RSP_XENC_NS, "CipherData"),
                            RSP_XENC_NS, "CipherValue"));
     if (!b64 || rsp_b64_decode(p, b64, 1, &ct, &ctlen) < 0) {
         REFUSE("decrypt", "%s", failed);
@@ -665,7 +649,7 @@ apr_status_t rsp_saml_decrypt_splice(const char **b64, int *verified,
                           XML_PARSE_NONET | XML_PARSE_NOERROR
                               | XML_PARSE_NOWARNING);
     root = plain ? xmlDocGetRootElement(plain) : NULL;
-    if (!is_el(root, NS_SAML, "Assertion")
+    if (!rsp_xml_is(root, NS_SAML, "Assertion")
         || !(copy = xmlDocCopyNode(root, doc, 1))) {
         REFUSE("decrypt", "the decrypted assertion cannot be put in the "
                "Response");
@@ -676,14 +660,14 @@ apr_status_t rsp_saml_decrypt_splice(const char **b64, int *verified,
     if (shape->response_signed) {
         for (n = xmlDocGetRootElement(doc)->children; n; n = next) {
             next = n->next;
-            if (is_el(n, RSP_DS_NS, "Signature")) {
+            if (rsp_xml_is(n, RSP_DS_NS, "Signature")) {
                 xmlUnlinkNode(n);
                 xmlFreeNode(n);
             }
         }
     }
     *verified = shape->response_signed
-        && child(copy, RSP_DS_NS, "Signature") == NULL;
+        && rsp_xml_child(copy, RSP_DS_NS, "Signature") == NULL;
     xmlDocDumpMemoryEnc(doc, &mem, &size, "UTF-8");
     if (!mem || size <= 0) {
         REFUSE("decrypt", "the Response with the decrypted assertion cannot "

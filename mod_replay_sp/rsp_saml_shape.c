@@ -6,38 +6,13 @@
 
 #include "rsp_saml_shape.h"
 #include "rsp_util.h"
+#include "rsp_xml.h"
 
 #define NS_SAMLP "urn:oasis:names:tc:SAML:2.0:protocol"
 #define NS_SAML "urn:oasis:names:tc:SAML:2.0:assertion"
 #define NS_DS "http://www.w3.org/2000/09/xmldsig#"
 
-static int is_el(const xmlNode *n, const char *ns, const char *name)
-{
-    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
-        && !strcmp((const char *)n->ns->href, ns)
-        && !strcmp((const char *)n->name, name);
-}
-
-static xmlNodePtr child(xmlNodePtr n, const char *ns, const char *name)
-{
-    for (n = n ? n->children : NULL; n; n = n->next) {
-        if (is_el(n, ns, name)) {
-            return n;
-        }
-    }
-    return NULL;
-}
-
 /* An attribute's value copied to p, or NULL. */
-static const char *attr(apr_pool_t *p, xmlNodePtr n, const char *name)
-{
-    xmlChar *v = n ? xmlGetNoNsProp(n, BAD_CAST name) : NULL;
-    const char *out = v ? apr_pstrdup(p, (const char *)v) : NULL;
-
-    xmlFree(v);
-    return out;
-}
-
 const char *rsp_alg_name(const char *uri)
 {
     const char *h = uri ? strrchr(uri, '#') : NULL;
@@ -59,21 +34,21 @@ const char *rsp_saml_weak_signature(apr_pool_t *p, xmlNodePtr node,
     xmlNodePtr sig, si, n;
 
     for (sig = node ? node->children : NULL; sig; sig = sig->next) {
-        if (!is_el(sig, NS_DS, "Signature")) {
+        if (!rsp_xml_is(sig, NS_DS, "Signature")) {
             continue;
         }
-        si = child(sig, NS_DS, "SignedInfo");
-        n = child(si, NS_DS, "SignatureMethod");
-        if (n && is_sha1(attr(p, n, "Algorithm"))) {
+        si = rsp_xml_child(sig, NS_DS, "SignedInfo");
+        n = rsp_xml_child(si, NS_DS, "SignatureMethod");
+        if (n && is_sha1(rsp_xml_attr(p, n, "Algorithm"))) {
             return apr_psprintf(p, "%s signature uses %s", where,
-                                rsp_alg_name(attr(p, n, "Algorithm")));
+                                rsp_alg_name(rsp_xml_attr(p, n, "Algorithm")));
         }
         for (n = si ? si->children : NULL; n; n = n->next) {
-            xmlNodePtr dm = is_el(n, NS_DS, "Reference")
-                ? child(n, NS_DS, "DigestMethod") : NULL;
-            if (dm && is_sha1(attr(p, dm, "Algorithm"))) {
+            xmlNodePtr dm = rsp_xml_is(n, NS_DS, "Reference")
+                ? rsp_xml_child(n, NS_DS, "DigestMethod") : NULL;
+            if (dm && is_sha1(rsp_xml_attr(p, dm, "Algorithm"))) {
                 return apr_psprintf(p, "%s signature uses the %s digest",
-                                    where, rsp_alg_name(attr(p, dm, "Algorithm")));
+                                    where, rsp_alg_name(rsp_xml_attr(p, dm, "Algorithm")));
             }
         }
     }
@@ -99,8 +74,8 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
         if (n->type != XML_ELEMENT_NODE) {
             continue;
         }
-        if (is_el(n, RSP_XENC_NS, "EncryptedKey")) {
-            xmlNodePtr method = child(n, RSP_XENC_NS, "EncryptionMethod");
+        if (rsp_xml_is(n, RSP_XENC_NS, "EncryptedKey")) {
+            xmlNodePtr method = rsp_xml_child(n, RSP_XENC_NS, "EncryptionMethod");
             rsp_xenc_oaep_t oaep;
 
             if (++out->keys > RSP_ENCRYPTED_KEYS_MAX) {
@@ -117,7 +92,7 @@ static const char *check_keys(rsp_shape_t *out, apr_pool_t *p, xmlNodePtr n,
                 return why;
             }
             if (!out->key_alg) {
-                out->key_alg = attr(p, method, "Algorithm");
+                out->key_alg = rsp_xml_attr(p, method, "Algorithm");
                 out->key_desc = oaep.desc;
             }
         }
@@ -143,7 +118,7 @@ static const char *encrypted_id_refused(apr_pool_t *p, xmlNodePtr id,
     int n_data = 0;
 
     for (n = id->children; n; n = n->next) {
-        if (is_el(n, RSP_XENC_NS, "EncryptedData")) {
+        if (rsp_xml_is(n, RSP_XENC_NS, "EncryptedData")) {
             n_data++;
             data = n;
         }
@@ -153,7 +128,7 @@ static const char *encrypted_id_refused(apr_pool_t *p, xmlNodePtr id,
         return apr_psprintf(p, "%d EncryptedData in an EncryptedID (exactly "
                             "one is accepted)", n_data);
     }
-    alg = attr(p, child(data, RSP_XENC_NS, "EncryptionMethod"), "Algorithm");
+    alg = rsp_xml_attr(p, rsp_xml_child(data, RSP_XENC_NS, "EncryptionMethod"), "Algorithm");
     if (!rsp_xenc_data_alg(alg)) {
         *check = "encryption-algorithm";
         return apr_psprintf(p, "EncryptedID: data encryption %s refused (AES-GCM "
@@ -180,7 +155,7 @@ static const char *encrypted_ids_refused(apr_pool_t *p, xmlNodePtr n,
         if (n->type != XML_ELEMENT_NODE) {
             continue;
         }
-        if (is_el(n, NS_SAML, "EncryptedID")) {
+        if (rsp_xml_is(n, NS_SAML, "EncryptedID")) {
             if ((why = encrypted_id_refused(p, n, check)) != NULL) {
                 return why;
             }
@@ -198,7 +173,7 @@ static const char *encrypted_ids_refused(apr_pool_t *p, xmlNodePtr n,
 static int has_el(xmlNodePtr n, const char *ns, const char *name)
 {
     for (n = n ? n->children : NULL; n; n = n->next) {
-        if (is_el(n, ns, name) || has_el(n, ns, name)) {
+        if (rsp_xml_is(n, ns, name) || has_el(n, ns, name)) {
             return 1;
         }
     }
@@ -442,20 +417,20 @@ static const char *peek_xml(apr_pool_t *p, const char *xml, apr_size_t xmllen,
     if (doc->intSubset || doc->extSubset) {
         why = "a DOCTYPE is not allowed in a SAML message";
     }
-    else if (!is_el(root, NS_SAMLP, root_name)) {
+    else if (!rsp_xml_is(root, NS_SAMLP, root_name)) {
         why = apr_psprintf(p, "not a samlp:%s", root_name);
     }
     for (n = why ? NULL : root->children; n; n = n->next) {
-        if (is_el(n, NS_SAML, "Issuer")) {
+        if (rsp_xml_is(n, NS_SAML, "Issuer")) {
             xmlChar *t = xmlNodeGetContent(n);
             *issuer = t && *t ? apr_pstrdup(p, (const char *)t) : NULL;
             xmlFree(t);
             issuers++;
         }
-        else if (is_el(n, NS_SAML, "BaseID") || is_el(n, NS_SAML, "NameID")) {
+        else if (rsp_xml_is(n, NS_SAML, "BaseID") || rsp_xml_is(n, NS_SAML, "NameID")) {
             ids++;
         }
-        else if (is_el(n, NS_SAML, "EncryptedID")) {
+        else if (rsp_xml_is(n, NS_SAML, "EncryptedID")) {
             ids++;
             if (!why && (why = encrypted_id_refused(p, n, check)) != NULL) {
                 xmlFreeDoc(doc);
@@ -560,22 +535,22 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
         REFUSE("xml", "a DOCTYPE is not allowed in a SAML message");
     }
     root = xmlDocGetRootElement(doc);
-    if (!is_el(root, NS_SAMLP, "Response")) {
+    if (!rsp_xml_is(root, NS_SAMLP, "Response")) {
         REFUSE("xml", "not a samlp:Response");
     }
     for (n = root->children; n; n = n->next) {
-        if (is_el(n, NS_SAML, "Assertion")) {
+        if (rsp_xml_is(n, NS_SAML, "Assertion")) {
             out->assertions++;
             assertion = n;
         }
-        else if (is_el(n, NS_SAML, "EncryptedAssertion")) {
+        else if (rsp_xml_is(n, NS_SAML, "EncryptedAssertion")) {
             out->encrypted++;
             enc = n;
         }
-        else if (is_el(n, NS_DS, "Signature")) {
+        else if (rsp_xml_is(n, NS_DS, "Signature")) {
             out->response_signed = 1;
         }
-        else if (is_el(n, NS_SAML, "Issuer") && !out->issuer) {
+        else if (rsp_xml_is(n, NS_SAML, "Issuer") && !out->issuer) {
             xmlChar *t = xmlNodeGetContent(n);
             out->issuer = t ? apr_pstrdup(p, (const char *)t) : "";
             xmlFree(t);
@@ -599,7 +574,7 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
     }
     if (enc) {
         for (n = enc->children; n; n = n->next) {
-            if (is_el(n, RSP_XENC_NS, "EncryptedData")) {
+            if (rsp_xml_is(n, RSP_XENC_NS, "EncryptedData")) {
                 n_data++;
                 data = n;
             }
@@ -608,7 +583,7 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
             REFUSE("encryption", "%d EncryptedData in the EncryptedAssertion "
                    "(exactly one is accepted)", n_data);
         }
-        out->data_alg = attr(p, child(data, RSP_XENC_NS, "EncryptionMethod"),
+        out->data_alg = rsp_xml_attr(p, rsp_xml_child(data, RSP_XENC_NS, "EncryptionMethod"),
                              "Algorithm");
         if (!rsp_xenc_data_alg(out->data_alg)) {
             REFUSE("encryption-algorithm", "data encryption %s refused (AES-GCM "
@@ -631,10 +606,10 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
          * would be no key at all. */
         out->enc = enc;
         out->enc_data = data;
-        out->enc_key = child(child(data, NS_DS, "KeyInfo"), RSP_XENC_NS,
+        out->enc_key = rsp_xml_child(rsp_xml_child(data, NS_DS, "KeyInfo"), RSP_XENC_NS,
                              "EncryptedKey");
         if (!out->enc_key) {
-            out->enc_key = child(enc, RSP_XENC_NS, "EncryptedKey");
+            out->enc_key = rsp_xml_child(enc, RSP_XENC_NS, "EncryptedKey");
         }
         if (!out->enc_key) {
             REFUSE("encryption", "no EncryptedKey beside the EncryptedData or "
@@ -691,7 +666,7 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
     if (doc->intSubset || doc->extSubset) {
         why = "a DOCTYPE";
     }
-    else if (!is_el(root, NS_SAML, "Assertion")) {
+    else if (!rsp_xml_is(root, NS_SAML, "Assertion")) {
         *check = "assertion-count";
         why = apr_psprintf(p, "the element is %s%s%s, not saml:Assertion",
                            root && root->ns && root->ns->href
@@ -700,7 +675,7 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
                            root ? (const char *)root->name : "(none)");
     }
     else if ((why = encrypted_ids_refused(p, root, 0, check)) == NULL && id) {
-        *id = attr(p, root, "ID");
+        *id = rsp_xml_attr(p, root, "ID");
     }
     xmlFreeDoc(doc);
     if (!why) {
@@ -739,7 +714,7 @@ apr_status_t rsp_saml_encrypted_id_shape(rsp_shape_t *out, apr_pool_t *p,
                "DOCTYPE");
     }
     root = xmlDocGetRootElement(doc);
-    if (!is_el(root, NS_SAML, "EncryptedID")) {
+    if (!rsp_xml_is(root, NS_SAML, "EncryptedID")) {
         REFUSE("xml", "not a saml:EncryptedID");
     }
     /* the algorithms, as before Lasso read the message */
@@ -747,11 +722,11 @@ apr_status_t rsp_saml_encrypted_id_shape(rsp_shape_t *out, apr_pool_t *p,
         REFUSE(tag, "%s", why);
     }
     for (n = root->children; n; n = n->next) {
-        if (is_el(n, RSP_XENC_NS, "EncryptedData")) {
+        if (rsp_xml_is(n, RSP_XENC_NS, "EncryptedData")) {
             out->enc_data = n;
         }
     }
-    out->data_alg = attr(p, child(out->enc_data, RSP_XENC_NS,
+    out->data_alg = rsp_xml_attr(p, rsp_xml_child(out->enc_data, RSP_XENC_NS,
                                   "EncryptionMethod"), "Algorithm");
     if ((why = check_keys(out, p, root, 0, &tag)) != NULL) {
         REFUSE(tag, "EncryptedID: %s", why);
@@ -761,10 +736,10 @@ apr_status_t rsp_saml_encrypted_id_shape(rsp_shape_t *out, apr_pool_t *p,
                "CipherValue: a reference is not fetched)");
     }
     out->enc = root;
-    out->enc_key = child(child(out->enc_data, NS_DS, "KeyInfo"), RSP_XENC_NS,
+    out->enc_key = rsp_xml_child(rsp_xml_child(out->enc_data, NS_DS, "KeyInfo"), RSP_XENC_NS,
                          "EncryptedKey");
     if (!out->enc_key) {
-        out->enc_key = child(root, RSP_XENC_NS, "EncryptedKey");
+        out->enc_key = rsp_xml_child(root, RSP_XENC_NS, "EncryptedKey");
     }
     if (!out->enc_key) {
         REFUSE("encryption", "no EncryptedKey beside the EncryptedData of "
@@ -814,7 +789,7 @@ const char *rsp_saml_name_id_plaintext(apr_pool_t *p, const char *text,
         goto done;
     }
     *check = "subject";
-    if (!is_el(root, NS_SAML, "NameID")) {
+    if (!rsp_xml_is(root, NS_SAML, "NameID")) {
         why = apr_psprintf(p, "the element is %s%s%s, not saml:NameID (a "
                            "BaseID or anything else is not accepted)",
                            root && root->ns && root->ns->href
@@ -837,10 +812,10 @@ const char *rsp_saml_name_id_plaintext(apr_pool_t *p, const char *text,
         why = "an empty NameID";
         goto done;
     }
-    out->format = attr(p, root, "Format");
-    out->name_qualifier = attr(p, root, "NameQualifier");
-    out->sp_name_qualifier = attr(p, root, "SPNameQualifier");
-    out->sp_provided_id = attr(p, root, "SPProvidedID");
+    out->format = rsp_xml_attr(p, root, "Format");
+    out->name_qualifier = rsp_xml_attr(p, root, "NameQualifier");
+    out->sp_name_qualifier = rsp_xml_attr(p, root, "SPNameQualifier");
+    out->sp_provided_id = rsp_xml_attr(p, root, "SPProvidedID");
 done:
     xmlFreeDoc(doc);
     if (why) {

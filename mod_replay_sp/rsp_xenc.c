@@ -8,6 +8,7 @@
 #include <openssl/rsa.h>
 
 #include "rsp_util.h"
+#include "rsp_xml.h"
 #include "rsp_xenc.h"
 
 static const rsp_xenc_data_t data_algs[] = {
@@ -67,29 +68,13 @@ static const digest_t *lookup(const digest_t *table, const char *uri)
     return NULL;
 }
 
-static int is_el(const xmlNode *n, const char *ns, const char *name)
-{
-    return n && n->type == XML_ELEMENT_NODE && n->ns && n->ns->href
-        && !strcmp((const char *)n->ns->href, ns)
-        && (!name || !strcmp((const char *)n->name, name));
-}
-
 /* An attribute's value copied to p, or NULL. */
-static const char *attr(apr_pool_t *p, xmlNodePtr n, const char *name)
-{
-    xmlChar *v = n ? xmlGetNoNsProp(n, BAD_CAST name) : NULL;
-    const char *out = v ? apr_pstrdup(p, (const char *)v) : NULL;
-
-    xmlFree(v);
-    return out;
-}
-
 #define REFUSED(c, ...) (*check = (c), apr_psprintf(p, __VA_ARGS__))
 
 const char *rsp_xenc_key_method(rsp_xenc_oaep_t *out, apr_pool_t *p,
                                 xmlNodePtr method, const char **check)
 {
-    const char *alg = attr(p, method, "Algorithm"), *uri;
+    const char *alg = rsp_xml_attr(p, method, "Algorithm"), *uri;
     const digest_t *md = &digests[0], *mgf = &mgfs[0];
     xmlNodePtr n, dm = NULL, mg = NULL, lb = NULL;
     int oaep11;
@@ -107,15 +92,15 @@ const char *rsp_xenc_key_method(rsp_xenc_oaep_t *out, apr_pool_t *p,
                        "xmlenc11#rsa-oaep)", alg ? alg : "(none)");
     }
     for (n = method->children; n; n = n->next) {
-        xmlNodePtr *slot = is_el(n, RSP_DS_NS, "DigestMethod") ? &dm
-            : is_el(n, RSP_XENC11_NS, "MGF") ? &mg
-            : is_el(n, RSP_XENC_NS, "OAEPparams") ? &lb : NULL;
+        xmlNodePtr *slot = rsp_xml_is(n, RSP_DS_NS, "DigestMethod") ? &dm
+            : rsp_xml_is(n, RSP_XENC11_NS, "MGF") ? &mg
+            : rsp_xml_is(n, RSP_XENC_NS, "OAEPparams") ? &lb : NULL;
 
         if (!slot) {
             /* KeySize means nothing to RSA; any other element of these
              * namespaces is a parameter not understood. */
-            if ((is_el(n, RSP_XENC_NS, NULL) && !is_el(n, RSP_XENC_NS, "KeySize"))
-                || is_el(n, RSP_XENC11_NS, NULL) || is_el(n, RSP_DS_NS, NULL)) {
+            if ((rsp_xml_is(n, RSP_XENC_NS, NULL) && !rsp_xml_is(n, RSP_XENC_NS, "KeySize"))
+                || rsp_xml_is(n, RSP_XENC11_NS, NULL) || rsp_xml_is(n, RSP_DS_NS, NULL)) {
                 return REFUSED("encryption-algorithm", "key transport %s "
                                "with a parameter not understood (%s)",
                                oaep11 ? "rsa-oaep" : "rsa-oaep-mgf1p",
@@ -129,12 +114,12 @@ const char *rsp_xenc_key_method(rsp_xenc_oaep_t *out, apr_pool_t *p,
         }
         *slot = n;
     }
-    if (dm && !(md = lookup(digests, uri = attr(p, dm, "Algorithm")))) {
+    if (dm && !(md = lookup(digests, uri = rsp_xml_attr(p, dm, "Algorithm")))) {
         return REFUSED("encryption-algorithm", "key transport digest %s "
                        "refused (SHA-1, SHA-224, SHA-256, SHA-384 or "
                        "SHA-512)", uri ? uri : "(none)");
     }
-    if (mg && !(mgf = lookup(mgfs, uri = attr(p, mg, "Algorithm")))) {
+    if (mg && !(mgf = lookup(mgfs, uri = rsp_xml_attr(p, mg, "Algorithm")))) {
         return REFUSED("encryption-algorithm", "key transport MGF %s refused "
                        "(MGF1 with SHA-1, SHA-224, SHA-256, SHA-384 or "
                        "SHA-512)", uri ? uri : "(none)");
