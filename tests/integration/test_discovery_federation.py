@@ -392,3 +392,95 @@ def test_a_foreign_scoped_user_is_refused_before_any_claim(workdir, module_so, r
         assert not redis.client().exists(claim_key(fed.all[4322].entity_id, aid))
     finally:
         h.stop()
+
+
+# --------------------------------------------------------------------------
+# in headless Chromium
+# --------------------------------------------------------------------------
+
+from test_chromium import browser_home, idp_links, wait_url  # noqa: E402,F401
+
+
+def chromium(home, workdir, javascript=True):
+    """Headless Chromium as test_chromium.py starts it, whose resolver
+    knows localhost only: the federation's logos (https://www.orgNNNNN...)
+    fail at once instead of waiting on DNS, as they would offline."""
+    import shutil
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.fail("chromium and chromium-driver are not installed "
+                    "(scripts/install-deps.sh)", pytrace=False)
+    o = webdriver.ChromeOptions()
+    o.binary_location = shutil.which("chromium")
+    profile = common.make_dir(os.path.join(workdir, "discofed-chromium-%d" % time.time_ns()))
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--no-first-run", "--user-data-dir=" + profile,
+              "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"):
+        o.add_argument(a)
+    if not javascript:
+        o.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2})
+    d = webdriver.Chrome(service=Service(shutil.which("chromedriver"),
+                                         env=dict(os.environ, HOME=home)), options=o)
+    d.set_page_load_timeout(30)
+    return d
+
+
+@pytest.fixture
+def browser(browser_home, workdir):
+    d = chromium(browser_home, workdir)
+    yield d
+    d.quit()
+
+
+def search(d, text):
+    from selenium.webdriver.common.by import By
+    box = d.find_element(By.ID, "q")
+    box.clear()
+    box.send_keys(text)
+    box.submit()
+    want = "q=" + urllib.parse.quote_plus(text)
+    deadline = time.monotonic() + 20
+    while want not in d.current_url and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert want in d.current_url, d.current_url
+
+
+def test_choosing_among_thousands_in_a_real_browser(dfleet, big_fed, browser, browser_home,
+                                                    workdir):
+    """The page of the federation in Chromium (its load timed, a
+    screenshot kept in RSP_ARTIFACTS), its search with JavaScript on and
+    off (the page has none: the server filters), and the 4,000th IdP
+    chosen: it signs in through that IdP (served over http, a cross-site
+    POST back) and lands on the page first asked for."""
+    from selenium.webdriver.common.by import By
+    fed, _ = big_fed
+    chosen = fed.all[CHOSEN]
+    t0 = time.monotonic()
+    browser.get(dfleet.public + PAGE)
+    wait_url(browser, ENDPOINT + "/discovery")
+    links = idp_links(browser)
+    figure("page in Chromium (unfiltered)", "%d links, loaded in %.0f ms (redirect included)"
+           % (len(links), (time.monotonic() - t0) * 1e3))
+    assert [t for t, _ in links] == [i.display_name for i in fed.listed[:200]]
+    assert "type more of the name" in browser.find_element(By.ID, "count").text
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    assert browser.save_screenshot(os.path.join(ARTIFACTS, "discovery-federation-page.png"))
+    page = browser.current_url
+    nojs = chromium(browser_home, workdir, javascript=False)
+    try:
+        for d in (nojs, browser):
+            d.get(page)
+            search(d, "Organisation %05d" % CHOSEN)
+            assert [t for t, _ in idp_links(d)] == [chosen.display_name], d.page_source[:500]
+            assert "1 of %d organisations" % len(fed.listed) in d.find_element(
+                By.ID, "count").text
+    finally:
+        nojs.quit()
+    assert browser.save_screenshot(os.path.join(ARTIFACTS,
+                                                "discovery-federation-filtered.png"))
+    browser.find_element(By.CSS_SELECTOR, "ul.idps a").click()
+    wait_url(browser, urllib.parse.urlsplit(PAGE).path)
+    assert browser.current_url == dfleet.public + PAGE, browser.current_url
+    assert "app page on replica" in browser.page_source, browser.page_source[:300]
