@@ -398,7 +398,21 @@ def test_a_foreign_scoped_user_is_refused_before_any_claim(workdir, module_so, r
 # in headless Chromium
 # --------------------------------------------------------------------------
 
-from test_chromium import browser_home, idp_links, wait_url  # noqa: E402,F401
+from test_chromium import idp_links, wait_url  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def browser_home(workdir, pki):
+    """A HOME whose NSS database trusts this module's test CA (as
+    test_chromium.py makes its own, in a directory of its own)."""
+    import subprocess
+    home = common.make_dir(os.path.join(workdir, "discofed-chromium-home"))
+    db = common.make_dir(os.path.join(home, ".pki", "nssdb"))
+    subprocess.run(["certutil", "-d", "sql:" + db, "-N", "--empty-password"],
+                   check=True, capture_output=True, timeout=60)
+    subprocess.run(["certutil", "-d", "sql:" + db, "-A", "-t", "C,,", "-n", "rsp-test-ca",
+                    "-i", pki.ca], check=True, capture_output=True, timeout=60)
+    return home
 
 
 def chromium(home, workdir, javascript=True):
