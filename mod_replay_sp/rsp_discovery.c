@@ -230,7 +230,9 @@ const char *rsp_discovery_page(apr_pool_t *p, const rsp_discovery_in_t *in)
     const rsp_idp_ui_t *last = NULL;
     const char *lang = in->langs && in->langs->nelts
                        ? APR_ARRAY_IDX(in->langs, 0, const char *) : "en";
-    int i, shown = 0, listed = 0;
+    const int max = in->max_shown > 0 ? in->max_shown : RSP_DISCOVERY_MAX_SHOWN;
+    const int q = in->query && *in->query;
+    int i, shown = 0, matched = 0, listed = 0;
 
     for (i = 0; in->uis && i < in->uis->nelts; i++) {
         const rsp_idp_ui_t *ui = APR_ARRAY_IDX(in->uis, i, const rsp_idp_ui_t *);
@@ -272,15 +274,18 @@ const char *rsp_discovery_page(apr_pool_t *p, const rsp_discovery_in_t *in)
         if (!ui || ui->hidden || !matches(ui, in->query)) {
             continue;
         }
-        APR_ARRAY_PUSH(parts, const char *) = item(p, in, ui);
-        shown++;
+        if (++matched <= max) {
+            APR_ARRAY_PUSH(parts, const char *) = item(p, in, ui);
+            shown++;
+        }
     }
     APR_ARRAY_PUSH(parts, const char *) = "</ul>\n";
     APR_ARRAY_PUSH(parts, const char *) = apr_psprintf(
-        p, "<p class=\"count\" id=\"count\" role=\"status\">%d of %d "
-        "organisations%s%s%s</p>\n</main>\n</body>\n</html>\n", shown, listed,
-        in->query && *in->query ? " matching \xe2\x80\x9c" : "",
-        in->query && *in->query ? rsp_html_escape(p, in->query) : "",
-        in->query && *in->query ? "\xe2\x80\x9d" : "");
+        p, "<p class=\"count\" id=\"count\" role=\"status\">%s%d of %d "
+        "organisations%s%s%s%s</p>\n</main>\n</body>\n</html>\n",
+        matched > shown ? apr_psprintf(p, "The first %d shown of ", shown) : "",
+        matched, listed, q ? " matching \xe2\x80\x9c" : "",
+        q ? rsp_html_escape(p, in->query) : "", q ? "\xe2\x80\x9d" : "",
+        matched > shown ? ": type more of the name to find yours" : "");
     return apr_array_pstrcat(p, parts, 0);
 }

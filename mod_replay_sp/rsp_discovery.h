@@ -1,7 +1,10 @@
 /* The built-in discovery page: where a browser without a session chooses
  * among an SP's IdPs when it trusts several and has no discovery service
  * of its own (PATH/discovery). Server-side only: the list is filtered by a
- * query parameter, no script runs; every name from metadata is escaped. */
+ * query parameter, no script runs; every name from metadata is escaped.
+ * A federation lists thousands: at most max_shown matches are rendered
+ * (in metadata order), with a prompt to narrow the search, so the page
+ * stays small whatever the aggregate. */
 #ifndef RSP_DISCOVERY_H
 #define RSP_DISCOVERY_H
 
@@ -19,10 +22,17 @@ typedef struct {
     const apr_array_header_t *langs; /* const char *: the browser's, best first */
     const char *remembered;          /* entity ID chosen last time, or NULL */
     const char *stylesheet;          /* ReplaySPDiscoveryStylesheet, or NULL */
+    int max_shown;                   /* matches rendered at most (0: default) */
 } rsp_discovery_in_t;
 
+/* How many matches the page renders at most unless told otherwise: about
+ * 50 kB of HTML (an unfiltered list of 5,000 IdPs is over a megabyte). */
+#define RSP_DISCOVERY_MAX_SHOWN 200
+
 /* The page (HTML, UTF-8). IdPs in the hide-from-discovery category are
- * left out, and so is a remembered one that is not listed. */
+ * left out, and so is a remembered one that is not listed. With more
+ * matches than max_shown, the first max_shown are listed and the count
+ * says how many matched and asks for more of the name. */
 const char *rsp_discovery_page(apr_pool_t *p, const rsp_discovery_in_t *in);
 
 /* The Content-Security-Policy the page needs: nothing but its own style

@@ -135,6 +135,52 @@ START_TEST(test_page_filter_and_last_choice)
 }
 END_TEST
 
+START_TEST(test_page_caps_a_long_list)
+{
+    rsp_discovery_in_t in = input();
+    apr_array_header_t *many = apr_array_make(pool, 1000, sizeof(rsp_idp_ui_t *));
+    const char *page, *at;
+    int i, n;
+
+    for (i = 0; i < 1000; i++) {
+        APR_ARRAY_PUSH(many, rsp_idp_ui_t *) =
+            ui(apr_psprintf(pool, "https://idp%04d.example/idp", i), i == 3, "en",
+               apr_psprintf(pool, "Org %04d", i), NULL);
+    }
+    in.uis = many;
+    /* the default: the first RSP_DISCOVERY_MAX_SHOWN, in metadata order,
+     * and a prompt */
+    page = rsp_discovery_page(pool, &in);
+    for (n = 0, at = page; (at = strstr(at, "<li>")) != NULL; at++) {
+        n++;
+    }
+    ck_assert_int_eq(n, RSP_DISCOVERY_MAX_SHOWN);
+    ck_assert_ptr_nonnull(strstr(page, "<span>Org 0000</span>"));
+    ck_assert_ptr_null(strstr(page, "<span>Org 0003</span>"));      /* hidden */
+    ck_assert_ptr_nonnull(strstr(page, apr_psprintf(pool, "<span>Org %04d</span>",
+                                                    RSP_DISCOVERY_MAX_SHOWN)));
+    ck_assert_ptr_null(strstr(page, apr_psprintf(pool, "<span>Org %04d</span>",
+                                                 RSP_DISCOVERY_MAX_SHOWN + 1)));
+    ck_assert_ptr_nonnull(strstr(page, apr_psprintf(
+        pool, ">The first %d shown of 999 of 999 organisations: type more of the name "
+        "to find yours</p>", RSP_DISCOVERY_MAX_SHOWN)));
+    /* a search with more matches than the cap */
+    in.max_shown = 5;
+    in.query = "org 01";
+    page = rsp_discovery_page(pool, &in);
+    ck_assert_ptr_nonnull(strstr(page, "<span>Org 0104</span>"));
+    ck_assert_ptr_null(strstr(page, "<span>Org 0105</span>"));
+    ck_assert_ptr_nonnull(strstr(page, "The first 5 shown of 100 of 999 organisations "
+                                 "matching \xe2\x80\x9corg 01\xe2\x80\x9d: type more"));
+    /* as many as the cap: no prompt */
+    in.query = "org 010";
+    in.max_shown = 10;
+    page = rsp_discovery_page(pool, &in);
+    ck_assert_ptr_nonnull(strstr(page, ">10 of 999 organisations matching"));
+    ck_assert_ptr_null(strstr(page, "type more"));
+}
+END_TEST
+
 START_TEST(test_csp_and_stylesheet)
 {
     rsp_discovery_in_t in = input();
@@ -166,6 +212,7 @@ static Suite *discovery_suite(void)
     tcase_add_test(tc, test_name_by_language);
     tcase_add_test(tc, test_page_lists_and_escapes);
     tcase_add_test(tc, test_page_filter_and_last_choice);
+    tcase_add_test(tc, test_page_caps_a_long_list);
     tcase_add_test(tc, test_csp_and_stylesheet);
     suite_add_tcase(s, tc);
     return s;
