@@ -180,8 +180,10 @@ static void fetch_one(url_state_t *st, apr_pool_t *ptemp)
         }
         else {
             ap_log_error(APLOG_MARK, APLOG_INFO, 0, st->s,
-                         "metadata of SP %s from %s: a new copy in %s",
+                         "metadata of SP %s from %s: %s %s",
                          st->sp->def.entity_id, st->u->url,
+                         res.http_status == 304 ? "unchanged since the copy in"
+                                                : "a new copy in",
                          st->u->backing_file);
         }
     }

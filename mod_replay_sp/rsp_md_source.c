@@ -656,6 +656,9 @@ static apr_status_t get_url(rsp_md_result_t *res, apr_pool_t *p,
                 return APR_SUCCESS;
             }
             if (use_backing(res, p, src, now, &berr) == APR_SUCCESS) {
+                /* the URL says the backing file is current: not a
+                 * failure of the URL */
+                res->from_backing = 0;
                 return APR_SUCCESS;
             }
             etag = lm = NULL;

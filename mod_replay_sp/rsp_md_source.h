@@ -140,7 +140,10 @@ typedef struct {
     const char *note;              /* why a cacheDuration was ignored, or NULL */
     const char *etag, *last_modified; /* the HTTP validators, or NULL */
     const char *origin;            /* the URL, the backing file or the path */
-    int from_backing;              /* the URL failed: the backing file used */
+    int from_backing;              /* the URL failed: the backing file used
+                                      (not set when a 304 at start says the
+                                      backing file is current: origin says
+                                      so) */
     rsp_md_file_id_t file;         /* path sources: what was read */
     /* RSP_MD_FAILED: why (and the URL's failure when from_backing) */
     rsp_md_reason_e reason;

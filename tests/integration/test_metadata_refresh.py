@@ -330,15 +330,24 @@ def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, ke
         with open(backing, "rb") as f:
             kept = f.read()
         serve(N + 1, "v2-" + name, mangle)
-        deadline = time.monotonic() + 20
-        lines = []
+        # a fetch that failed in transit (a busy machine: a reset or a
+        # timeout) is an alarm of its own, "(fetch: ...)", and not what
+        # is tested here; any other reason is a defect
+        deadline = time.monotonic() + 30
+        lines = refused = []
         while time.monotonic() < deadline:
             lines = [l for ls in fleet.new_log_lines().values() for l in ls if "RSP01056" in l]
-            if len(lines) >= 3:
+            refused = [l for l in lines if "(%s: " % reason in l]
+            if len(refused) >= 3:
                 break
             time.sleep(0.3)
-        assert len(lines) >= 3, (name, lines)
-        assert all(":error]" in l and reason in l for l in lines), (name, lines)
+        in_transit = [l for l in lines if "(fetch: " in l]
+        for l in in_transit:
+            print("a fetch failed in transit:", l)
+        assert len(refused) >= 3, "%s:\n%s" % (name, "\n".join(lines))
+        others = [l for l in lines if l not in refused and l not in in_transit]
+        assert not others, "%s:\n%s" % (name, "\n".join(others))
+        assert all(":error]" in l for l in refused), "%s:\n%s" % (name, "\n".join(refused))
         with open(backing, "rb") as f:
             assert f.read() == kept, name
         assert on_every_replica(fleet, added, "url-kept-" + name, 303, seconds=0) == [303] * 3
