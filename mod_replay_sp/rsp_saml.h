@@ -143,14 +143,28 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
                                  int *changed, apr_uint64_t *generation,
                                  const char **err);
 
+/* What one metadata file (idp_files[i]) gave the current generation. */
+typedef struct {
+    apr_uint64_t generation;       /* the generation its content came in */
+    int idps;                      /* the IdPs taken from it */
+    apr_time_t valid_until;        /* its signed validUntil (0: unsigned) */
+} rsp_saml_md_file_t;
+
 /* The current generation's number (1: as loaded), its IdPs, its
- * earliest validUntil (0: none), and when it was read. */
+ * earliest validUntil (0: none), when it was read and when the files
+ * were last looked at (rsp_saml_sp_refresh); what each file gave; the
+ * last refused read, if the files have not changed since. */
 typedef struct {
     apr_uint64_t generation;
     int idps;
     apr_time_t valid_until;
     apr_time_t read_at;
+    apr_time_t checked_at;
+    int nfiles;
+    const rsp_saml_md_file_t *files;   /* nfiles, in idp_files' order */
     apr_time_t failed_at;          /* the last refused read (0: none) */
+    int failed_file;               /* the file it refused (-1: none, or the
+                                      files together) */
     const char *last_error;        /* its reason, or NULL */
 } rsp_saml_md_state_t;
 void rsp_saml_md_state(const rsp_saml_sp_t *sp, rsp_saml_md_state_t *out,

@@ -37,6 +37,7 @@ struct rsp_idp_gen {
     apr_uint64_t number;            /* 1, 2, ... in this process */
     rsp_idp_index_t *idps;
     rsp_md_file_id_t *files;        /* what was read of each file */
+    rsp_saml_md_file_t *per_file;   /* and what each gave */
     apr_time_t read_at;
     int refs;                       /* current, and each pin (live->lock) */
     /* the IdPs' keys, decoded on first use (lock guards these) */
@@ -51,7 +52,9 @@ struct rsp_idp_live {
     struct rsp_idp_gen *current;
     rsp_md_file_id_t *failed;       /* the files of the last refused read */
     int has_failed;
+    int failed_file;                /* the file refused (-1: the whole) */
     apr_time_t failed_at;
+    apr_time_t checked_at;          /* the files last looked at */
     char last_error[512];
 };
 
@@ -129,6 +132,8 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
         }
     }
     /* One IdP, or a federation's aggregate of many. */
+    g->per_file[i].valid_until = valid_until;
+    g->per_file[i].idps = rsp_idp_count(g->idps);
     rv = tree ? rsp_idp_index_add_tree(g->idps, g->pool, tree, valid_until,
                                        sp->idp_include, sp->idp_exclude, &why)
               : rsp_idp_index_add(g->idps, g->pool, file, strlen(file),
@@ -137,6 +142,7 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
     if (rv != APR_SUCCESS) {
         *err = apr_psprintf(errp, "%s: %s", path, why);
     }
+    g->per_file[i].idps = rsp_idp_count(g->idps) - g->per_file[i].idps;
 done:
     if (tree) {
         xmlFreeDoc(tree);
@@ -145,9 +151,12 @@ done:
     return rv;
 }
 
-/* A generation read from sp's files now; *err in errp. */
+/* A generation read from sp's files now, after prev (NULL: the first);
+ * *err in errp, and *failed_file the file refused (-1: none of them
+ * alone). */
 static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
-                              apr_uint64_t number, rsp_sp_input_t *input,
+                              const struct rsp_idp_gen *prev,
+                              rsp_sp_input_t *input, int *failed_file,
                               apr_pool_t *errp, const char **err)
 {
     struct rsp_idp_gen *g;
@@ -162,16 +171,24 @@ static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
     }
     g = apr_pcalloc(pool, sizeof(*g));
     g->pool = pool;
-    g->number = number;
+    g->number = prev ? prev->number + 1 : 1;
     g->idps = rsp_idp_index_make(pool);
     g->files = apr_pcalloc(pool, sizeof(rsp_md_file_id_t)
                                      * (apr_size_t)(sp->idp_files->nelts + 1));
+    g->per_file = apr_pcalloc(pool, sizeof(rsp_saml_md_file_t)
+                                        * (apr_size_t)(sp->idp_files->nelts + 1));
     g->read_at = apr_time_now();
     for (i = 0; i < sp->idp_files->nelts; i++) {
+        *failed_file = i;
         if ((rv = read_one(g, sp, i, errp, err)) != APR_SUCCESS) {
             goto fail;
         }
+        /* a file as it was in prev: its content came in with prev's */
+        g->per_file[i].generation =
+            prev && !rsp_md_file_changed(&prev->files[i], &g->files[i])
+            ? prev->per_file[i].generation : g->number;
     }
+    *failed_file = -1;
     rv = APR_EINVAL;
     if (!(n = rsp_idp_count(g->idps))) {
         *err = "no IdP is left once ReplaySPIdPInclude and ReplaySPIdPExclude "
@@ -295,7 +312,7 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     rsp_saml_sp_t proof;
     const char *first;
     apr_status_t rv;
-    int rc;
+    int rc, failed_file;
 
     if ((rv = apr_thread_mutex_create(&live->lock, APR_THREAD_MUTEX_DEFAULT, p))
         != APR_SUCCESS) {
@@ -304,11 +321,13 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     }
     live->failed = apr_pcalloc(p, sizeof(rsp_md_file_id_t)
                                       * (apr_size_t)(sp->idp_files->nelts + 1));
-    if ((rv = gen_build(&g, sp, 1, input, p, err)) != APR_SUCCESS) {
+    if ((rv = gen_build(&g, sp, NULL, input, &failed_file, p, err))
+        != APR_SUCCESS) {
         return rv;
     }
     g->refs = 1; /* current */
     live->current = g;
+    live->checked_at = g->read_at;
     apr_pool_cleanup_register(p, live, live_gone, apr_pool_cleanup_null);
     sp->live = live;
     sp->qualify_default = rsp_idp_count(g->idps) > 1;
@@ -353,7 +372,7 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
     rsp_md_file_id_t *now;
     rsp_sp_input_t input;
     apr_status_t rv = APR_SUCCESS;
-    int i, n = sp->idp_files->nelts, nothing_new;
+    int i, n = sp->idp_files->nelts, nothing_new, failed_file = -1;
 
     *changed = 0;
     if (!live) {
@@ -369,6 +388,7 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
     }
     cur = gen_take(live);
     apr_thread_mutex_lock(live->lock);
+    live->checked_at = apr_time_now();
     nothing_new = live->has_failed && same_files(now, live->failed, n);
     if (same_files(now, cur->files, n)) {
         live->has_failed = 0; /* back to what is in use */
@@ -379,11 +399,12 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
         gen_release(live, cur);
         return APR_SUCCESS;
     }
-    rv = gen_build(&g, sp, cur->number + 1, &input, ptemp, err);
+    rv = gen_build(&g, sp, cur, &input, &failed_file, ptemp, err);
     apr_thread_mutex_lock(live->lock);
     if (rv != APR_SUCCESS) {
         memcpy(live->failed, now, sizeof(*now) * (apr_size_t)n);
         live->has_failed = 1;
+        live->failed_file = failed_file;
         live->failed_at = apr_time_now();
         apr_cpystrn(live->last_error, *err, sizeof(live->last_error));
         old = NULL;
@@ -419,8 +440,15 @@ void rsp_saml_md_state(const rsp_saml_sp_t *sp, rsp_saml_md_state_t *out,
     out->idps = rsp_idp_count(live->current->idps);
     out->valid_until = live->current->idps->valid_until;
     out->read_at = live->current->read_at;
+    out->checked_at = live->checked_at;
+    out->nfiles = sp->idp_files->nelts;
+    out->files = apr_pmemdup(p, live->current->per_file,
+                             sizeof(rsp_saml_md_file_t)
+                             * (apr_size_t)(out->nfiles + 1));
+    out->failed_file = -1;
     if (live->has_failed) {
         out->failed_at = live->failed_at;
+        out->failed_file = live->failed_file;
         out->last_error = apr_pstrdup(p, live->last_error);
     }
     apr_thread_mutex_unlock(live->lock);

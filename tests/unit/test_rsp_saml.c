@@ -118,6 +118,112 @@ static const char *aggregate_of(int n)
     return "aggregate.xml";
 }
 
+/* name: n IdPs https://idpK.HOST/idp (the fixture IdP's metadata under
+ * other names), unsigned. */
+static const char *aggregate_file(const char *name, const char *host, int n)
+{
+    const char *one = rsp_unit_saml_file(pool, "idp-metadata.xml");
+    const char *at = strstr(one, "<md:EntityDescriptor");
+    const char *quoted = "entityID=\"" IDP_ENTITY "\"";
+    const char *id = at ? strstr(at, quoted) : NULL;
+    char *out = "<md:EntitiesDescriptor xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\">";
+    apr_file_t *f;
+    int i;
+
+    ck_assert_msg(at && id, "the fixture names %s", IDP_ENTITY);
+    for (i = 0; i < n; i++) {
+        out = apr_pstrcat(pool, out, apr_pstrmemdup(pool, at, (apr_size_t)(id - at)),
+                          apr_psprintf(pool, "entityID=\"https://idp%d.%s/idp\"", i, host),
+                          id + strlen(quoted), NULL);
+    }
+    out = apr_pstrcat(pool, out, "</md:EntitiesDescriptor>", NULL);
+    ck_assert_int_eq(apr_file_open(&f, fixture(name), APR_FOPEN_WRITE | APR_FOPEN_CREATE
+                                   | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT,
+                                   pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_file_write_full(f, out, strlen(out), NULL), APR_SUCCESS);
+    apr_file_close(f);
+    return name;
+}
+
+/* What each metadata file gave the generation in use: its IdPs and the
+ * generation its content came in; a refused re-read names its file and
+ * keeps the generation. */
+START_TEST(test_refresh_per_file)
+{
+    rsp_saml_sp_t sp = sp_of("sp.key", "sp.crt", aggregate_file("fed-a.xml", "a.example", 3));
+    rsp_sp_input_t input = 0;
+    rsp_saml_md_state_t st;
+    apr_uint64_t generation = 0;
+    apr_time_t checked;
+    const char *err = NULL;
+    apr_file_t *f;
+    int changed = 0;
+
+    APR_ARRAY_PUSH(sp.idp_files, const char *) =
+        fixture(aggregate_file("fed-b.xml", "b.example", 2));
+    ck_assert_msg(rsp_saml_sp_load(&sp, pool, &input, &err) == APR_SUCCESS, "load: %s", err);
+    rsp_saml_md_state(&sp, &st, pool);
+    ck_assert_int_eq(st.generation, 1);
+    ck_assert_int_eq(st.idps, 5);
+    ck_assert_int_eq(st.nfiles, 2);
+    ck_assert_int_eq(st.files[0].idps, 3);
+    ck_assert_int_eq(st.files[1].idps, 2);
+    ck_assert_int_eq(st.files[0].generation, 1);
+    ck_assert_int_eq(st.files[1].generation, 1);
+    ck_assert_int_eq(st.files[0].valid_until, 0);   /* unsigned */
+    ck_assert_int_eq(st.failed_file, -1);
+    ck_assert_ptr_null(st.last_error);
+    ck_assert_int_gt(st.checked_at, 0);
+    checked = st.checked_at;
+
+    /* nothing changed: looked at, nothing read */
+    apr_sleep(apr_time_from_msec(5));
+    ck_assert_int_eq(rsp_saml_sp_refresh(&sp, pool, &changed, &generation, &err), APR_SUCCESS);
+    ck_assert_int_eq(changed, 0);
+    rsp_saml_md_state(&sp, &st, pool);
+    ck_assert_int_eq(st.generation, 1);
+    ck_assert_int_gt(st.checked_at, checked);
+
+    /* the second file changes: generation 2, the first's content still
+     * the one of generation 1 */
+    aggregate_file("fed-b.xml", "b.example", 4);
+    ck_assert_int_eq(rsp_saml_sp_refresh(&sp, pool, &changed, &generation, &err), APR_SUCCESS);
+    ck_assert_int_eq(changed, 1);
+    ck_assert_int_eq(generation, 2);
+    rsp_saml_md_state(&sp, &st, pool);
+    ck_assert_int_eq(st.generation, 2);
+    ck_assert_int_eq(st.idps, 7);
+    ck_assert_int_eq(st.files[0].generation, 1);
+    ck_assert_int_eq(st.files[1].generation, 2);
+    ck_assert_int_eq(st.files[1].idps, 4);
+
+    /* the first file broken: refused, named, generation 2 kept */
+    ck_assert_int_eq(apr_file_open(&f, fixture("fed-a.xml"), APR_FOPEN_WRITE
+                                   | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT, pool),
+                     APR_SUCCESS);
+    ck_assert_int_eq(apr_file_write_full(f, "<not-xml", 8, NULL), APR_SUCCESS);
+    apr_file_close(f);
+    ck_assert_int_ne(rsp_saml_sp_refresh(&sp, pool, &changed, &generation, &err), APR_SUCCESS);
+    rsp_saml_md_state(&sp, &st, pool);
+    ck_assert_int_eq(st.generation, 2);
+    ck_assert_int_eq(st.failed_file, 0);
+    ck_assert_int_gt(st.failed_at, 0);
+    ck_assert_ptr_nonnull(st.last_error);
+    ck_assert_msg(strstr(st.last_error, "fed-a.xml"), "%s", st.last_error);
+    ck_assert_int_eq(st.files[0].idps, 3);
+
+    /* mended: the refusal is gone */
+    aggregate_file("fed-a.xml", "a.example", 3);
+    ck_assert_int_eq(rsp_saml_sp_refresh(&sp, pool, &changed, &generation, &err), APR_SUCCESS);
+    rsp_saml_md_state(&sp, &st, pool);
+    ck_assert_int_eq(st.generation, 3);
+    ck_assert_int_eq(st.failed_file, -1);
+    ck_assert_ptr_null(st.last_error);
+    ck_assert_int_eq(st.files[0].generation, 3);
+    ck_assert_int_eq(st.files[1].generation, 2);
+}
+END_TEST
+
 /* A server knows no IdP until asked for one; holds at most
  * server_idps_max; a process keeps at most process_idp_keys_max IdPs'
  * keys decoded; asking again for one that was let go works. */
@@ -290,6 +396,7 @@ static Suite *saml_suite(void)
     tcase_add_test(tc, test_load);
     tcase_add_test(tc, test_load_refusals);
     tcase_add_test(tc, test_idps_on_demand);
+    tcase_add_test(tc, test_refresh_per_file);
     tcase_add_test(tc, test_encryption_pairs);
     tcase_add_test(tc, test_sha1_allowed);
     tcase_add_test(tc, test_check_of);
