@@ -243,7 +243,7 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                                "ReplaySPCertFile and ReplaySPIdPMetadataFile");
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
-            if (rsp_refresh_fetch_at_start(sp, vs, ptemp) != OK) {
+            if (rsp_refresh_fetch_at_start(sp, vs, pconf, ptemp) != OK) {
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
             if (rsp_saml_sp_load(&sp->def, pconf, &input, &err)

@@ -44,6 +44,9 @@ typedef struct {
     const char *section;        /* "<Location /x>" etc., for messages */
     const char *defined_in;     /* file:line of the first SP directive */
     apr_reslist_t *servers;     /* per child */
+    /* each ReplaySPIdPMetadataURL's fetches, host-wide (in shared memory
+     * from post_config; mod_replay_sp_refresh.h) */
+    struct rsp_md_fetch_slot *url_slots;
 } rsp_sp_conf_t;
 
 typedef struct {

@@ -15,8 +15,11 @@
  * path. */
 #include <string.h>
 
+#include <apr_atomic.h>
 #include <apr_file_io.h>
 #include <apr_optional.h>
+#include <apr_shm.h>
+#include <apr_thread_proc.h>
 #include <apr_strings.h>
 #include <http_core.h>
 #include <mod_watchdog.h>
@@ -30,11 +33,162 @@ APLOG_USE_MODULE(replay_sp);
 #define WATCHDOG_NAME "replay_sp_metadata"
 #define FETCHER_NAME "replay_sp_metadata_fetch"
 
+/* ---- what the sources are now ---- */
+
+/* The URL source whose backing file is path (-1: none). */
+static int url_of(const rsp_sp_conf_t *sp, const char *path)
+{
+    int j;
+
+    for (j = 0; sp->def.md_urls && j < sp->def.md_urls->nelts; j++) {
+        if (!strcmp(APR_ARRAY_IDX(sp->def.md_urls, j, rsp_md_url_t).backing_file,
+                    path)) {
+            return j;
+        }
+    }
+    return -1;
+}
+
+/* A URL source's row: the host's fetches decide its age and whether it
+ * is failing. */
+static void url_row(rsp_md_source_row_t *row, const rsp_sp_conf_t *sp, int j,
+                    const char *backing, apr_time_t now, apr_pool_t *p)
+{
+    rsp_md_fetch_state_t fs;
+    apr_finfo_t fi;
+    apr_time_t fresh;
+
+    row->kind = "url";
+    row->source = rsp_md_redacted(p, APR_ARRAY_IDX(sp->def.md_urls, j,
+                                                   rsp_md_url_t).url);
+    if (!rsp_refresh_url_state(sp, j, &fs)) {
+        return;
+    }
+    fresh = fs.ok_at;
+    if (apr_stat(&fi, backing, APR_FINFO_MTIME, p) == APR_SUCCESS
+        && fi.mtime > fresh) {
+        fresh = fi.mtime;
+    }
+    row->age_s = fresh ? apr_time_sec(now - fresh) : row->age_s;
+    if (fs.failed_at && fs.failed_at >= row->last_error_at) {
+        row->last_error = apr_pstrdup(p, fs.detail);
+        row->last_error_at = fs.failed_at;
+    }
+    if (fs.failures > 0) {
+        row->failing = rsp_md_reason_name((rsp_md_reason_e)fs.reason);
+    }
+}
+
+apr_array_header_t *rsp_refresh_sources(server_rec *s, apr_pool_t *p)
+{
+    rsp_srv_cfg_t *sc = ap_get_module_config(s->module_config,
+                                             &replay_sp_module);
+    apr_array_header_t *rows = apr_array_make(p, 4, sizeof(rsp_md_source_row_t));
+    apr_time_t now = apr_time_now();
+    int i, f, j;
+
+    for (i = 0; sc && sc->sps && i < sc->sps->nelts; i++) {
+        const rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
+        rsp_saml_md_state_t st;
+
+        rsp_saml_md_state(&sp->def, &st, p);
+        for (f = 0; f < st.nfiles; f++) {
+            const char *path = APR_ARRAY_IDX(sp->def.idp_files, f, const char *);
+            rsp_md_source_row_t *row = apr_array_push(rows);
+
+            memset(row, 0, sizeof(*row));
+            row->sp = sp->def.entity_id;
+            row->source = path;
+            row->kind = "file";
+            row->generation = st.files[f].generation;
+            row->idps = st.files[f].idps;
+            row->valid_until = st.files[f].valid_until;
+            row->age_s = apr_time_sec(now - st.checked_at);
+            row->refresh_s = sp->def.md_refresh < 0 ? 0
+                             : sp->def.md_refresh ? sp->def.md_refresh
+                             : RSP_MD_REFRESH;
+            if (st.last_error && (st.failed_file == f || st.failed_file < 0)) {
+                row->failing = rsp_md_reason_name(
+                    (rsp_md_reason_e)st.failed_reason);
+                row->last_error = st.last_error;
+                row->last_error_at = st.failed_at;
+            }
+            if ((j = url_of(sp, path)) >= 0) {
+                url_row(row, sp, j, path, now, p);
+            }
+        }
+    }
+    return rows;
+}
+
 /* ---- metadata by URL ---- */
+
+/* One URL source's fetches, in shared memory: written by one process at
+ * a time (the fetch at start in the parent, then the host's one
+ * fetcher), read by any child; seq is odd while it is written. */
+struct rsp_md_fetch_slot {
+    volatile apr_uint32_t seq;
+    rsp_md_fetch_state_t st;
+};
+
+int rsp_refresh_url_state(const rsp_sp_conf_t *sp, int j,
+                          rsp_md_fetch_state_t *out)
+{
+    struct rsp_md_fetch_slot *slot;
+    int tries;
+
+    if (!sp->url_slots || !sp->def.md_urls || j < 0
+        || j >= sp->def.md_urls->nelts) {
+        return 0;
+    }
+    slot = &sp->url_slots[j];
+    for (tries = 0; tries < 1000; tries++) {
+        apr_uint32_t before = apr_atomic_add32(&slot->seq, 0);
+        if (!(before & 1)) {
+            memcpy(out, &slot->st, sizeof(*out));
+            if (apr_atomic_add32(&slot->seq, 0) == before) {
+                return 1;
+            }
+        }
+        apr_thread_yield();
+    }
+    return 0;
+}
+
+/* What a fetch of sp's URL source j gave, into its slot. */
+static void note_fetch(rsp_sp_conf_t *sp, int j, const rsp_md_result_t *res,
+                       apr_time_t now)
+{
+    struct rsp_md_fetch_slot *slot = &sp->url_slots[j];
+    rsp_md_fetch_state_t st;
+
+    if (!rsp_refresh_url_state(sp, j, &st)) {
+        memset(&st, 0, sizeof(st));
+    }
+    st.tried_at = now;
+    if (res->outcome == RSP_MD_FAILED || res->from_backing) {
+        st.failures++;
+        st.failed_at = now;
+        st.reason = (int)res->reason;
+        apr_cpystrn(st.detail, res->detail ? res->detail : "",
+                    sizeof(st.detail));
+    }
+    else {
+        st.ok_at = now;
+        st.failures = 0;
+        if (res->outcome == RSP_MD_NEW && res->http_status != 304) {
+            st.copies++;
+        }
+    }
+    apr_atomic_inc32(&slot->seq);   /* odd: being written */
+    memcpy(&slot->st, &st, sizeof(st));
+    apr_atomic_inc32(&slot->seq);
+}
 
 /* One URL source, in the fetcher's process. */
 typedef struct {
     rsp_sp_conf_t *sp;
+    int j;                        /* sp's URL source j */
     const rsp_md_url_t *u;
     server_rec *s;
     apr_pool_t *pool;             /* what is kept of the last good copy */
@@ -89,7 +243,7 @@ static const char *why_of(apr_pool_t *p, const rsp_md_result_t *res)
 }
 
 int rsp_refresh_fetch_at_start(rsp_sp_conf_t *sp, server_rec *s,
-                               apr_pool_t *ptemp)
+                               apr_pool_t *pconf, apr_pool_t *ptemp)
 {
     rsp_md_source_t src;
     rsp_md_result_t res;
@@ -97,7 +251,13 @@ int rsp_refresh_fetch_at_start(rsp_sp_conf_t *sp, server_rec *s,
     apr_status_t rv;
     int i;
 
-    for (i = 0; sp->def.md_urls && i < sp->def.md_urls->nelts; i++) {
+    if (!sp->def.md_urls) {
+        return OK;
+    }
+    /* in pconf until post_config moves them to shared memory */
+    sp->url_slots = apr_pcalloc(pconf, sizeof(*sp->url_slots)
+                                           * (apr_size_t)sp->def.md_urls->nelts);
+    for (i = 0; i < sp->def.md_urls->nelts; i++) {
         const rsp_md_url_t *u = &APR_ARRAY_IDX(sp->def.md_urls, i, rsp_md_url_t);
 
         if ((rv = source_of(&src, sp, u, ptemp)) != APR_SUCCESS) {
@@ -117,6 +277,7 @@ int rsp_refresh_fetch_at_start(rsp_sp_conf_t *sp, server_rec *s,
                          why_of(ptemp, &res), u->backing_file);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+        note_fetch(sp, i, &res, apr_time_now());
         if (res.from_backing) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, RSP_LOGNO(01056)
                          "metadata of SP %s from %s not taken (%s): the "
@@ -154,6 +315,7 @@ static void fetch_one(url_state_t *st, apr_pool_t *ptemp)
     else {
         rsp_md_source_get(&res, p, &src, st->have_any ? &st->have : NULL, now);
     }
+    note_fetch(st->sp, st->j, &res, now);
     if (res.outcome == RSP_MD_FAILED || res.from_backing) {
         st->failures++;
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, st->s, RSP_LOGNO(01056)
@@ -248,6 +410,51 @@ static apr_status_t refresh_callback(int state, void *data, apr_pool_t *ptemp)
     return APR_SUCCESS;
 }
 
+/* Every SP's URL sources' slots moved to one shared memory segment
+ * (what the fetch at start gave copied in), so that the host's fetcher
+ * writes where every child reads. */
+static int share_url_slots(apr_pool_t *pconf, server_rec *s)
+{
+    struct rsp_md_fetch_slot *shared = NULL;
+    apr_size_t n = 0;
+    apr_shm_t *shm;
+    server_rec *vs;
+    apr_status_t rv;
+    int pass, i;
+
+    for (pass = 0; pass < 2; pass++) {
+        apr_size_t at = 0;
+        for (vs = s; vs; vs = vs->next) {
+            rsp_srv_cfg_t *sc = ap_get_module_config(vs->module_config,
+                                                     &replay_sp_module);
+            for (i = 0; sc->sps && i < sc->sps->nelts; i++) {
+                rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
+                apr_size_t k = sp->def.md_urls && sp->url_slots
+                               ? (apr_size_t)sp->def.md_urls->nelts : 0;
+                if (pass == 1 && k) {
+                    memcpy(&shared[at], sp->url_slots, k * sizeof(*shared));
+                    sp->url_slots = &shared[at];
+                }
+                at += k;
+            }
+        }
+        if (pass == 0) {
+            if (!(n = at)) {
+                return OK;
+            }
+            rv = apr_shm_create(&shm, n * sizeof(*shared), NULL, pconf);
+            if (rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s, RSP_LOGNO(01022)
+                             "cannot create shared memory for the state of "
+                             "metadata by URL");
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            shared = apr_shm_baseaddr_get(shm);
+        }
+    }
+    return OK;
+}
+
 int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
 {
     APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *get_instance;
@@ -258,6 +465,9 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
     apr_status_t rv;
     int i, j;
 
+    if (share_url_slots(pconf, s) != OK) {
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
     register_callback = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
     for (vs = s; vs; vs = vs->next) {
@@ -276,6 +486,7 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
                 url_state_t *st = apr_array_push(urls);
                 memset(st, 0, sizeof(*st));
                 st->sp = sp;
+                st->j = j;
                 st->u = &APR_ARRAY_IDX(sp->def.md_urls, j, rsp_md_url_t);
                 st->s = vs;
                 st->cache_duration_s = -1;

@@ -9,6 +9,7 @@
 
 #include "mod_replay_sp_config.h"
 #include "mod_replay_sp_counters.h"
+#include "mod_replay_sp_refresh.h"
 #include "mod_replay_sp_status.h"
 
 APLOG_USE_MODULE(replay_sp);
@@ -99,6 +100,139 @@ static int snapshot(metric_t *m, const rsp_shared_t *sh, request_rec *r)
     return n;
 }
 
+/* ---- each metadata source ---- */
+
+enum { SRC_GENERATION, SRC_IDPS, SRC_VALID_UNTIL, SRC_AGE, SRC_REFRESH,
+       SRC_FAILING, SRC_LAST_ERROR, SRC_METRICS };
+
+static const metric_t source_metrics[SRC_METRICS] = {
+    {"replay_sp_metadata_source_generation", "gauge",
+     "The generation of this process's metadata in which the source's "
+     "current content was read in.", 0},
+    {"replay_sp_metadata_source_idps", "gauge",
+     "IdPs taken from the source.", 0},
+    {"replay_sp_metadata_source_valid_until_timestamp_seconds", "gauge",
+     "The source's signed validUntil (0: not signed).", 0},
+    {"replay_sp_metadata_source_age_seconds", "gauge",
+     "url: seconds since the host last had a verified copy or a 304 for "
+     "it; file: since this process last looked at it.", 0},
+    {"replay_sp_metadata_source_refresh_seconds", "gauge",
+     "ReplaySPMetadataRefresh of the source's SP (0: Off).", 0},
+    {"replay_sp_metadata_source_failing", "gauge",
+     "1 while the source is refused (reason: fetch, signature, expired, "
+     "malformed, too-large) and the last good copy stays in use.", 0},
+    {"replay_sp_metadata_source_last_error_timestamp_seconds", "gauge",
+     "When the source was last refused (0: never).", 0},
+};
+
+static apr_int64_t source_value(const rsp_md_source_row_t *row, int k)
+{
+    switch (k) {
+    case SRC_GENERATION:
+        return (apr_int64_t)row->generation;
+    case SRC_IDPS:
+        return row->idps;
+    case SRC_VALID_UNTIL:
+        return apr_time_sec(row->valid_until);
+    case SRC_AGE:
+        return row->age_s;
+    case SRC_REFRESH:
+        return row->refresh_s;
+    case SRC_FAILING:
+        return row->failing != NULL;
+    default:
+        return apr_time_sec(row->last_error_at);
+    }
+}
+
+/* A label value in the text exposition format. */
+static const char *prom_label(apr_pool_t *p, const char *v)
+{
+    char *out = apr_palloc(p, 2 * strlen(v) + 1), *o = out;
+
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"') {
+            *o++ = '\\';
+        }
+        if (*v == '\n') {
+            *o++ = '\\';
+            *o++ = 'n';
+            continue;
+        }
+        *o++ = *v;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void sources_prometheus(request_rec *r)
+{
+    apr_array_header_t *rows = rsp_refresh_sources(r->server, r->pool);
+    int k, i;
+
+    for (k = 0; rows->nelts && k < SRC_METRICS; k++) {
+        const metric_t *m = &source_metrics[k];
+        ap_rprintf(r, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help,
+                   m->name, m->type);
+        for (i = 0; i < rows->nelts; i++) {
+            const rsp_md_source_row_t *row =
+                &APR_ARRAY_IDX(rows, i, rsp_md_source_row_t);
+            ap_rprintf(r, "%s{sp=\"%s\",source=\"%s\",kind=\"%s\"%s} %"
+                       APR_INT64_T_FMT "\n", m->name,
+                       prom_label(r->pool, row->sp),
+                       prom_label(r->pool, row->source), row->kind,
+                       k != SRC_FAILING ? ""
+                       : apr_psprintf(r->pool, ",reason=\"%s\"",
+                                      row->failing ? row->failing : ""),
+                       source_value(row, k));
+        }
+    }
+}
+
+static void sources_status(request_rec *r, int flags)
+{
+    apr_array_header_t *rows = rsp_refresh_sources(r->server, r->pool);
+    int i;
+
+    if (!rows->nelts) {
+        return;
+    }
+    if (!(flags & AP_STATUS_SHORT)) {
+        ap_rputs("<h3>Metadata sources</h3>\n<table>\n<tr><th>SP</th>"
+                 "<th>source</th><th>generation</th><th>IdPs</th>"
+                 "<th>valid until</th><th>age (s)</th><th>refresh (s)</th>"
+                 "<th>last error</th></tr>\n", r);
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        const rsp_md_source_row_t *row = &APR_ARRAY_IDX(rows, i, rsp_md_source_row_t);
+        const char *err = row->last_error
+            ? apr_psprintf(r->pool, "%s%s %s", row->failing ? row->failing : "",
+                           row->failing ? ": now;" : "earlier:",
+                           row->last_error) : "";
+        if (flags & AP_STATUS_SHORT) {
+            ap_rprintf(r, "ReplaySPMetadataSource%d: sp=%s %s=%s generation=%"
+                       APR_UINT64_T_FMT " idps=%d age=%" APR_INT64_T_FMT
+                       " failing=%s\n", i, row->sp, row->kind, row->source,
+                       row->generation, row->idps, row->age_s,
+                       row->failing ? row->failing : "no");
+            continue;
+        }
+        ap_rprintf(r, "<tr><td>%s</td><td>%s (%s)</td><td>%" APR_UINT64_T_FMT
+                   "</td><td>%d</td><td>%s</td><td>%" APR_INT64_T_FMT
+                   "</td><td>%" APR_INT64_T_FMT "</td><td>%s</td></tr>\n",
+                   ap_escape_html(r->pool, row->sp),
+                   ap_escape_html(r->pool, row->source), row->kind,
+                   row->generation, row->idps,
+                   row->valid_until ? ap_ht_time(r->pool, row->valid_until,
+                                                 "%Y-%m-%dT%H:%M:%SZ", 1)
+                                    : "unsigned",
+                   row->age_s, row->refresh_s, ap_escape_html(r->pool, err));
+    }
+    if (!(flags & AP_STATUS_SHORT)) {
+        ap_rputs("</table>\n", r);
+    }
+}
+
 /* replay_sp_claims_won_total -> ReplaySPClaimsWon */
 static const char *status_key(apr_pool_t *p, const char *name)
 {
@@ -145,6 +279,7 @@ int rsp_status_hook(request_rec *r, int flags)
                                       rsp_latency_bounds[b])
                        : "Over", sh->latency[b]);
         }
+        sources_status(r, flags);
         return OK;
     }
     ap_rputs("<hr />\n<h2>mod_replay_sp</h2>\n<table>\n", r);
@@ -162,6 +297,7 @@ int rsp_status_hook(request_rec *r, int flags)
                    : "more", sh->latency[b]);
     }
     ap_rputs("</table>\n", r);
+    sources_status(r, flags);
     return OK;
 }
 
@@ -208,5 +344,6 @@ int rsp_status_handler(request_rec *r)
     ap_rprintf(r, "replay_sp_claim_latency_seconds_count %u\n", cum);
     ap_rprintf(r, "replay_sp_claim_latency_seconds_sum %.6f\n",
                (double)sh->latency_sum_us_lo / 1e6);
+    sources_prometheus(r);
     return OK;
 }

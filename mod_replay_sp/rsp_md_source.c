@@ -255,8 +255,7 @@ static const char *validator(apr_pool_t *p, const char *s, apr_size_t n)
     return apr_pstrmemdup(p, s, n);
 }
 
-/* The URL without a password in it (for results and logs). */
-static const char *redacted(apr_pool_t *p, const char *url)
+const char *rsp_md_redacted(apr_pool_t *p, const char *url)
 {
     const char *s = strstr(url, "://"), *at, *end;
 
@@ -305,7 +304,7 @@ static void meta_read(apr_pool_t *p, const char *backing, const char *url,
         }
     }
     /* another URL's validators say nothing about this one */
-    if (u && !strcmp(u, redacted(p, url))) {
+    if (u && !strcmp(u, rsp_md_redacted(p, url))) {
         *etag = e;
         *lm = l;
     }
@@ -471,8 +470,7 @@ static apr_status_t fetch(fetch_t *f, rsp_md_result_t *res, apr_pool_t *p,
 /* ------------------------------------------------------------------ */
 /* Verifying                                                           */
 
-/* rsp_md_verify's refusal, as one of the reasons (its texts). */
-static rsp_md_reason_e classify(const char *err)
+rsp_md_reason_e rsp_md_reason_of(const char *err)
 {
     if (strstr(err, "larger than")) {
         return RSP_MD_ERR_TOO_LARGE;
@@ -502,7 +500,7 @@ static apr_status_t verify(rsp_md_result_t *res, apr_pool_t *p,
     }
     if (rsp_md_verify(p, data, len, src->cert_pem, now, src->max_validity_s,
                       &vu, &err) != APR_SUCCESS) {
-        res->reason = classify(err);
+        res->reason = rsp_md_reason_of(err);
         res->detail = err;
         return APR_EINVAL;
     }
@@ -603,7 +601,7 @@ static void write_backing(rsp_md_result_t *res, apr_pool_t *p,
     if (res->etag || res->last_modified) {
         const char *text = apr_pstrcat(
             p, "# the HTTP validators of ", src->backing_file, "\n",
-            "url ", redacted(p, src->url), "\n",
+            "url ", rsp_md_redacted(p, src->url), "\n",
             res->etag ? "etag " : "", res->etag ? res->etag : "",
             res->etag ? "\n" : "",
             res->last_modified ? "last-modified " : "",
@@ -621,7 +619,7 @@ static apr_status_t get_url(rsp_md_result_t *res, apr_pool_t *p,
     int attempt;
     fetch_t f;
 
-    res->origin = redacted(p, src->url);
+    res->origin = rsp_md_redacted(p, src->url);
     if (!src->cert_pem) {
         res->reason = RSP_MD_ERR_SIGNATURE;
         res->detail = "no certificate to verify the metadata with";

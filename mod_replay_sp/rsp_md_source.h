@@ -127,6 +127,12 @@ typedef enum {
 /* "ok", "fetch", "signature", "expired", "malformed", "too-large". */
 const char *rsp_md_reason_name(rsp_md_reason_e reason);
 
+/* url without the password it may carry (for results, logs, metrics). */
+const char *rsp_md_redacted(apr_pool_t *p, const char *url);
+
+/* rsp_md_verify's refusal (its *err), as one of the reasons. */
+rsp_md_reason_e rsp_md_reason_of(const char *verify_err);
+
 typedef struct {
     rsp_md_outcome_e outcome;
     /* RSP_MD_NEW: the verified document (NUL-terminated, in p) */

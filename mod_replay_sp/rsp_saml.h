@@ -165,6 +165,7 @@ typedef struct {
     apr_time_t failed_at;          /* the last refused read (0: none) */
     int failed_file;               /* the file it refused (-1: none, or the
                                       files together) */
+    int failed_reason;             /* its rsp_md_reason_e */
     const char *last_error;        /* its reason, or NULL */
 } rsp_saml_md_state_t;
 void rsp_saml_md_state(const rsp_saml_sp_t *sp, rsp_saml_md_state_t *out,

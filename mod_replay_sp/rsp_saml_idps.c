@@ -53,6 +53,7 @@ struct rsp_idp_live {
     rsp_md_file_id_t *failed;       /* the files of the last refused read */
     int has_failed;
     int failed_file;                /* the file refused (-1: the whole) */
+    rsp_md_reason_e failed_reason;
     apr_time_t failed_at;
     apr_time_t checked_at;          /* the files last looked at */
     char last_error[512];
@@ -88,7 +89,8 @@ static void gen_free(struct rsp_idp_gen *g)
  * returned once read: an aggregate is tens of megabytes), its signature
  * and validUntil verified when a certificate signs it, its IdPs added. */
 static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
-                             int i, apr_pool_t *errp, const char **err)
+                             int i, rsp_md_reason_e *reason, apr_pool_t *errp,
+                             const char **err)
 {
     const char *path = APR_ARRAY_IDX(sp->idp_files, i, const char *);
     const char *cert = sp->idp_file_certs
@@ -111,10 +113,15 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
     }
     if ((rv = rsp_saml_read_file(&file, text, path, RSP_MD_MAX_SIZE, err))
         != APR_SUCCESS) {
+        /* APR_EINVAL: empty, or larger than the limit */
+        *reason = rv != APR_EINVAL ? RSP_MD_ERR_FETCH
+                  : strstr(*err, "too large") ? RSP_MD_ERR_TOO_LARGE
+                  : RSP_MD_ERR_MALFORMED;
         *err = apr_pstrdup(errp, *err);
         goto done;
     }
     if (cert) {
+        *reason = RSP_MD_ERR_SIGNATURE; /* nothing to verify it with */
         if ((rv = rsp_saml_read_file(&pem, text, cert, 64 * 1024, err))
             != APR_SUCCESS) {
             *err = apr_pstrdup(errp, *err);
@@ -128,6 +135,7 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
                                      &valid_until, &tree, &why))
             != APR_SUCCESS) {
             *err = apr_psprintf(errp, "%s (signed by %s): %s", path, cert, why);
+            *reason = rsp_md_reason_of(why);
             goto done;
         }
     }
@@ -141,6 +149,7 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
                                   sp->idp_exclude, &why);
     if (rv != APR_SUCCESS) {
         *err = apr_psprintf(errp, "%s: %s", path, why);
+        *reason = RSP_MD_ERR_MALFORMED;
     }
     g->per_file[i].idps = rsp_idp_count(g->idps) - g->per_file[i].idps;
 done:
@@ -157,7 +166,8 @@ done:
 static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
                               const struct rsp_idp_gen *prev,
                               rsp_sp_input_t *input, int *failed_file,
-                              apr_pool_t *errp, const char **err)
+                              rsp_md_reason_e *reason, apr_pool_t *errp,
+                              const char **err)
 {
     struct rsp_idp_gen *g;
     apr_pool_t *pool;
@@ -180,7 +190,7 @@ static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
     g->read_at = apr_time_now();
     for (i = 0; i < sp->idp_files->nelts; i++) {
         *failed_file = i;
-        if ((rv = read_one(g, sp, i, errp, err)) != APR_SUCCESS) {
+        if ((rv = read_one(g, sp, i, reason, errp, err)) != APR_SUCCESS) {
             goto fail;
         }
         /* a file as it was in prev: its content came in with prev's */
@@ -189,6 +199,7 @@ static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
             ? prev->per_file[i].generation : g->number;
     }
     *failed_file = -1;
+    *reason = RSP_MD_ERR_MALFORMED; /* read, but not usable as it is */
     rv = APR_EINVAL;
     if (!(n = rsp_idp_count(g->idps))) {
         *err = "no IdP is left once ReplaySPIdPInclude and ReplaySPIdPExclude "
@@ -313,6 +324,7 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     const char *first;
     apr_status_t rv;
     int rc, failed_file;
+    rsp_md_reason_e reason;
 
     if ((rv = apr_thread_mutex_create(&live->lock, APR_THREAD_MUTEX_DEFAULT, p))
         != APR_SUCCESS) {
@@ -321,7 +333,7 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     }
     live->failed = apr_pcalloc(p, sizeof(rsp_md_file_id_t)
                                       * (apr_size_t)(sp->idp_files->nelts + 1));
-    if ((rv = gen_build(&g, sp, NULL, input, &failed_file, p, err))
+    if ((rv = gen_build(&g, sp, NULL, input, &failed_file, &reason, p, err))
         != APR_SUCCESS) {
         return rv;
     }
@@ -373,6 +385,7 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
     rsp_sp_input_t input;
     apr_status_t rv = APR_SUCCESS;
     int i, n = sp->idp_files->nelts, nothing_new, failed_file = -1;
+    rsp_md_reason_e reason = RSP_MD_OK;
 
     *changed = 0;
     if (!live) {
@@ -399,12 +412,13 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
         gen_release(live, cur);
         return APR_SUCCESS;
     }
-    rv = gen_build(&g, sp, cur, &input, &failed_file, ptemp, err);
+    rv = gen_build(&g, sp, cur, &input, &failed_file, &reason, ptemp, err);
     apr_thread_mutex_lock(live->lock);
     if (rv != APR_SUCCESS) {
         memcpy(live->failed, now, sizeof(*now) * (apr_size_t)n);
         live->has_failed = 1;
         live->failed_file = failed_file;
+        live->failed_reason = reason;
         live->failed_at = apr_time_now();
         apr_cpystrn(live->last_error, *err, sizeof(live->last_error));
         old = NULL;
@@ -449,6 +463,7 @@ void rsp_saml_md_state(const rsp_saml_sp_t *sp, rsp_saml_md_state_t *out,
     if (live->has_failed) {
         out->failed_at = live->failed_at;
         out->failed_file = live->failed_file;
+        out->failed_reason = live->failed_reason;
         out->last_error = apr_pstrdup(p, live->last_error);
     }
     apr_thread_mutex_unlock(live->lock);

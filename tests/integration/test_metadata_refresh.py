@@ -7,10 +7,12 @@ generation with an error-level alarm, and sign-ins running across a
 refresh all succeed. Redis only: this is about metadata, not the store."""
 
 import os
+import re
 import threading
 import time
 
 import pytest
+import requests
 
 import federation
 from http_client import post_acs
@@ -47,6 +49,34 @@ def publish(workdir, n_idps, keys, signer, name, **kw):
     os.chmod(tmp, 0o644)
     os.replace(tmp, live)
     return fed, live
+
+
+STATUS = ("<If \"%{REQUEST_URI} == '/rsp-status'\">\n"
+          "    SetHandler replay-sp-status\n    Require all granted\n</If>")
+
+
+def source_figures(h):
+    """A replica's replay_sp_metadata_source_* figures of its one metadata
+    source: {name: (labels, value)}."""
+    text = requests.get(h.base_url + "/rsp-status", timeout=10).text
+    found = re.findall(r"^replay_sp_metadata_source_(\w+)\{([^}]*)\} (-?\d+)$", text, re.M)
+    assert len({dict(re.findall(r'(\w+)="([^"]*)"', l))["source"] for _, l, _ in found}) == 1, text
+    return {name: (dict(re.findall(r'(\w+)="([^"]*)"', labels)), int(value))
+            for name, labels, value in found}
+
+
+def sources_until(fleet, holds, seconds=20):
+    """Until holds(figures) on every replica; the figures of the last round."""
+    deadline = time.monotonic() + seconds
+    while True:
+        got = [source_figures(h) for h in fleet.replicas]
+        if all(holds(f) for f in got) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.3)
+
+
+def failing(reason):
+    return lambda f: f["failing"][1] == 1 and f["failing"][0]["reason"] == reason
 
 
 def sign_in(fleet, url, idp, tag):
@@ -135,8 +165,15 @@ def test_wrapped_and_oversize_files_refused_last_good_kept(fleet, sp_config, wor
     fed, live = publish(workdir, N, old_keys, signer, "wrap-v1")
     fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[(live, signer[1])],
                                    default_idp=None),
-                           location_extra="ReplaySPMetadataRefresh 1")
+                           location_extra="ReplaySPMetadataRefresh 1\n" + STATUS)
     first = fed.test_idp(0, os.path.join(workdir, "wrap-idp0"))
+    for f in sources_until(fleet, lambda f: f["idps"][1] == N):
+        assert f["idps"] == ({"sp": fleet.entity_id, "source": live, "kind": "file"}, N), f
+        assert f["failing"][1] == 0 and f["failing"][0]["reason"] == "", f
+        assert f["generation"][1] == 1 and f["refresh_seconds"][1] == 1, f
+        assert f["last_error_timestamp_seconds"][1] == 0, f
+        assert 0 <= f["age_seconds"][1] <= 10, f
+        assert 6 * 86400 < f["valid_until_timestamp_seconds"][1] - time.time() <= 8 * 86400, f
     evil = federation.make(os.path.join(workdir, "wrap-evil"), N + 1, 1, keys=old_keys)
     intruder = evil.test_idp(N, os.path.join(workdir, "wrap-intruder"))
     with open(live) as f:
@@ -161,7 +198,8 @@ def test_wrapped_and_oversize_files_refused_last_good_kept(fleet, sp_config, wor
             f.write(signed)
         os.truncate(live + ".new", 257 * 1024 * 1024)   # sparse: nothing written
 
-    for name, write, says in (("wrapped", wrap, "signature"), ("oversize", oversize, "large")):
+    for name, write, says, reason in (("wrapped", wrap, "signature", "signature"),
+                                      ("oversize", oversize, "large", "too-large")):
         fleet.mark_logs()
         write()
         os.replace(live + ".new", live)
@@ -174,6 +212,11 @@ def test_wrapped_and_oversize_files_refused_last_good_kept(fleet, sp_config, wor
             time.sleep(0.3)
         assert len(lines) >= 3, (name, lines)
         assert all(says in l for l in lines), (name, lines)
+        # the status handler says so, the generation in use kept
+        for f in sources_until(fleet, failing(reason)):
+            assert failing(reason)(f), (name, f)
+            assert f["idps"][1] == N and f["generation"][1] == 1, (name, f)
+            assert f["last_error_timestamp_seconds"][1] > time.time() - 60, (name, f)
         assert on_every_replica(fleet, first, "wrap-kept-" + name, 303, seconds=0) == [303] * 3
         assert on_every_replica(fleet, intruder, "wrap-in-" + name, 400, seconds=0) == [400] * 3
     os.unlink(live)
@@ -302,20 +345,27 @@ def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, ke
     os.makedirs(backing_dir, exist_ok=True)
     os.chmod(backing_dir, 0o777)   # the fetcher is a child: httpd's user
     backing = os.path.join(backing_dir, "federation.xml")
-    extra = ("ReplaySPIdPMetadataURL https://127.0.0.1:%d/md/fed.xml \"%s\" \"%s\"\n"
-             "ReplaySPMetadataCAFile \"%s\"\nReplaySPMetadataRefresh 1"
-             % (md_server["https"], signer[1], backing, md_server["ca"]))
+    url = "https://127.0.0.1:%d/md/fed.xml" % md_server["https"]
+    extra = ("ReplaySPIdPMetadataURL %s \"%s\" \"%s\"\n"
+             "ReplaySPMetadataCAFile \"%s\"\nReplaySPMetadataRefresh 1\n%s"
+             % (url, signer[1], backing, md_server["ca"], STATUS))
     fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[], default_idp=None),
                            location_extra=extra)
     assert os.path.exists(backing)
     first = fed.test_idp(0, os.path.join(workdir, "url-idp0"))
     assert on_every_replica(fleet, first, "url-v1", 303, seconds=0) == [303] * 3
+    for f in sources_until(fleet, lambda f: f["idps"][1] == N):
+        assert f["idps"] == ({"sp": fleet.entity_id, "source": url, "kind": "url"}, N), f
+        assert f["failing"][1] == 0 and f["generation"][1] == 1, f
+        assert 0 <= f["age_seconds"][1] <= 10 and f["refresh_seconds"][1] == 1, f
 
     # added at the URL: fetched, written to the backing file, read by all
     fleet.mark_logs()
     fed2 = serve(N + 1, "v2")
     added = fed2.test_idp(N, os.path.join(workdir, "url-idp-added"))
     assert on_every_replica(fleet, added, "url-added", 303) == [303] * 3
+    for f in sources_until(fleet, lambda f: f["idps"][1] == N + 1):
+        assert f["idps"][1] == N + 1 and f["generation"][1] >= 2, f
 
     # tampered, then a DOCTYPE: refused (one fetcher per host: at least one
     # line per replica), the last good copy kept
@@ -350,6 +400,12 @@ def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, ke
         assert all(":error]" in l for l in refused), "%s:\n%s" % (name, "\n".join(refused))
         with open(backing, "rb") as f:
             assert f.read() == kept, name
+        # every replica's status handler says so (the host's fetcher's
+        # verdict, whichever child answers), the copy in use kept
+        for f in sources_until(fleet, failing(reason)):
+            assert failing(reason)(f), (name, f)
+            assert f["idps"][1] == N + 1, (name, f)
+            assert f["last_error_timestamp_seconds"][1] > time.time() - 60, (name, f)
         assert on_every_replica(fleet, added, "url-kept-" + name, 303, seconds=0) == [303] * 3
 
     # the server gone: a restart starts from the backing file

@@ -275,8 +275,12 @@ def test_status_counters_equal_what_happened(watched, idps):
     auto = http_client.get(w.h.base_url + "/server-status?auto").text
     assert "ReplaySPClaimsWon: %d" % n in auto
     assert "ReplaySPReplaysRefused: %d" % m in auto
+    # each metadata file of the SP: a line of ?auto, a row of the page
+    assert re.search(r"^ReplaySPMetadataSource0: sp=\S+ file=\S+idp1\S* generation=1 "
+                     r"idps=1 age=\d+ failing=no$", auto, re.M), auto
     html = http_client.get(w.h.base_url + "/server-status").text
     assert "mod_replay_sp" in html
+    assert "<h3>Metadata sources</h3>" in html and "(file)</td><td>1</td><td>1</td>" in html
 
 
 def test_lasso_servers_built_when_the_child_starts(watched, idps):

@@ -11,6 +11,7 @@
 #include <apr_tables.h>
 #include <lasso/lasso.h>
 
+#include "rsp_md_source.h"
 #include "rsp_saml.h"
 #include "rsp_saml_int.h"
 #include "rsp_unit_saml.h"
@@ -207,20 +208,31 @@ START_TEST(test_refresh_per_file)
     rsp_saml_md_state(&sp, &st, pool);
     ck_assert_int_eq(st.generation, 2);
     ck_assert_int_eq(st.failed_file, 0);
+    ck_assert_int_eq(st.failed_reason, RSP_MD_ERR_MALFORMED);
     ck_assert_int_gt(st.failed_at, 0);
     ck_assert_ptr_nonnull(st.last_error);
     ck_assert_msg(strstr(st.last_error, "fed-a.xml"), "%s", st.last_error);
     ck_assert_int_eq(st.files[0].idps, 3);
 
-    /* mended: the refusal is gone */
+    /* the first mended, the second gone: the second named, as a file
+     * that cannot be read */
     aggregate_file("fed-a.xml", "a.example", 3);
+    ck_assert_int_eq(apr_file_remove(fixture("fed-b.xml"), pool), APR_SUCCESS);
+    ck_assert_int_ne(rsp_saml_sp_refresh(&sp, pool, &changed, &generation, &err), APR_SUCCESS);
+    rsp_saml_md_state(&sp, &st, pool);
+    ck_assert_int_eq(st.generation, 2);
+    ck_assert_int_eq(st.failed_file, 1);
+    ck_assert_int_eq(st.failed_reason, RSP_MD_ERR_FETCH);
+    aggregate_file("fed-b.xml", "b.example", 4);
+
+    /* mended: the refusal is gone */
     ck_assert_int_eq(rsp_saml_sp_refresh(&sp, pool, &changed, &generation, &err), APR_SUCCESS);
     rsp_saml_md_state(&sp, &st, pool);
     ck_assert_int_eq(st.generation, 3);
     ck_assert_int_eq(st.failed_file, -1);
     ck_assert_ptr_null(st.last_error);
     ck_assert_int_eq(st.files[0].generation, 3);
-    ck_assert_int_eq(st.files[1].generation, 2);
+    ck_assert_int_eq(st.files[1].generation, 3); /* written again */
 }
 END_TEST
 
