@@ -153,7 +153,7 @@ int rsp_login_handler(request_rec *r, rsp_dir_cfg_t *dc)
         return rc;
     }
     if (idp) {
-        if (!rsp_idp_find(rsp_sp_def(r, dc->sp)->idps, idp)) {
+        if (!rsp_saml_idp(rsp_sp_def(r, dc->sp), idp)) {
             ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
                           "login refused: IdP %s is not configured for this "
                           "SP (client %s)",

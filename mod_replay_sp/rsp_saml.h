@@ -131,6 +131,11 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
  * The same copy for the same p. */
 const rsp_saml_sp_t *rsp_saml_sp_pin(const rsp_saml_sp_t *sp, apr_pool_t *p);
 
+/* The IdP entity_id of sp (read from a pinned copy): what its metadata
+ * says of it, NULL when it is none of sp's IdPs. Every question a request
+ * asks about an IdP goes through here. */
+const rsp_idp_t *rsp_saml_idp(const rsp_saml_sp_t *sp, const char *entity_id);
+
 /* Read sp's metadata files again when one of them changed since the
  * current generation was read (or a read of them failed): a new
  * generation replaces the current one in this process (requests under

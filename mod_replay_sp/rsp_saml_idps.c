@@ -314,6 +314,11 @@ const rsp_saml_sp_t *rsp_saml_sp_pin(const rsp_saml_sp_t *sp, apr_pool_t *p)
     return copy;
 }
 
+const rsp_idp_t *rsp_saml_idp(const rsp_saml_sp_t *sp, const char *entity_id)
+{
+    return sp->idps && entity_id ? rsp_idp_find(sp->idps, entity_id) : NULL;
+}
+
 apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
                                 rsp_sp_input_t *input, const char **err)
 {
@@ -584,7 +589,7 @@ int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
         g_object_set_data(G_OBJECT(server), SERVER_GEN,
                           GSIZE_TO_POINTER((gsize)g->number));
     }
-    if (!(idp = rsp_idp_find(g->idps, entity_id))) {
+    if (!(idp = rsp_saml_idp(sp, entity_id))) {
         return LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
     }
     if (g_hash_table_lookup(server->providers, entity_id)) {

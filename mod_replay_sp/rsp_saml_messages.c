@@ -262,7 +262,7 @@ static const char *verify_redirect(apr_pool_t *p, const rsp_saml_sp_t *sp,
     if (md == EVP_sha1()) {
         *weak = "the HTTP-Redirect signature uses rsa-sha1";
     }
-    if ((known = rsp_idp_find(sp->idps, idp)) != NULL) {
+    if ((known = rsp_saml_idp(sp, idp)) != NULL) {
         certs = known->certs;
     }
     if (!certs || certs->nelts == 0) {
@@ -305,7 +305,7 @@ static const char *known_issuer(apr_pool_t *p, const rsp_saml_sp_t *sp,
         *check = "xml";
         return apr_psprintf(p, "%s without an Issuer", root);
     }
-    if (!rsp_idp_find(sp->idps, issuer)) {
+    if (!rsp_saml_idp(sp, issuer)) {
         *check = "issuer";
         return apr_psprintf(p, "%s from %s, which is not an IdP of this SP",
                             root, issuer);

@@ -159,7 +159,7 @@ static apr_status_t before_decrypt(apr_pool_t *p, rsp_lasso_server_t *server,
 static apr_time_t metadata_expired(const rsp_check_params_t *cp,
                                    const char *issuer)
 {
-    const rsp_idp_t *idp = cp->sp ? rsp_idp_find(cp->sp->idps, issuer) : NULL;
+    const rsp_idp_t *idp = cp->sp ? rsp_saml_idp(cp->sp, issuer) : NULL;
 
     return idp && idp->valid_until && cp->now >= idp->valid_until
         ? idp->valid_until : 0;
@@ -172,8 +172,7 @@ static int scoped_values_refused(rsp_assertion_t *res, apr_pool_t *p,
                                  const rsp_check_params_t *cp,
                                  const char **detail)
 {
-    const rsp_idp_t *idp = cp->sp ? rsp_idp_find(cp->sp->idps, res->issuer)
-                                  : NULL;
+    const rsp_idp_t *idp = cp->sp ? rsp_saml_idp(cp->sp, res->issuer) : NULL;
     const rsp_scopes_t *scopes = idp ? idp->scopes : NULL;
     int i;
 

@@ -418,6 +418,51 @@ def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, ke
     assert fleet.count_in_logs("RSP01056") >= 3
 
 
+@pytest.mark.expect_log("check_refused", "metadata_not_fetched")
+def test_metadata_by_plain_http_trusted_for_its_signature(fleet, sp_config, workdir, keys,
+                                                         signer, md_server):
+    """ReplaySPIdPMetadataURL over http (no TLS, no CA file): the signature,
+    not the transport, makes it trusted. A signed copy is taken and its
+    IdPs sign in; a copy altered on the way (what plain http allows: an
+    IdP added) is refused with reason signature, the added IdP never
+    trusted, the copy in use kept."""
+    old_keys, _ = keys
+    served = os.path.join(md_server["mddir"], "fed.xml")
+    fed = federation.make(os.path.join(workdir, "http-v1"), N, 5, keys=old_keys,
+                          signed_by=signer)
+    with open(fed.path) as f:
+        signed = f.read()
+    with open(served, "w") as f:
+        f.write(signed)
+    backing_dir = os.path.join(workdir, "http-backing")
+    os.makedirs(backing_dir, exist_ok=True)
+    os.chmod(backing_dir, 0o777)   # the fetcher is a child: httpd's user
+    url = "http://127.0.0.1:%d/md/fed.xml" % md_server["http"]
+    extra = ("ReplaySPIdPMetadataURL %s \"%s\" \"%s\"\nReplaySPMetadataRefresh 1\n%s"
+             % (url, signer[1], os.path.join(backing_dir, "fed.xml"), STATUS))
+    fleet.restart_replicas(sp=dict(sp_config, idp_metadata=[], default_idp=None),
+                           location_extra=extra)
+    first = fed.test_idp(0, os.path.join(workdir, "http-idp0"))
+    assert on_every_replica(fleet, first, "http-v1", 303, seconds=0) == [303] * 3
+
+    # an IdP slipped in on the way: the same document, one entity more
+    evil = federation.make(os.path.join(workdir, "http-evil"), N + 1, 1, keys=old_keys)
+    intruder = evil.test_idp(N, os.path.join(workdir, "http-intruder"))
+    with open(evil.path) as f:
+        evil_text = f.read()
+    start = evil_text.rindex("<md:EntityDescriptor", 0, evil_text.index(evil.idps[N].entity_id))
+    end = evil_text.index("</md:EntityDescriptor>", start) + len("</md:EntityDescriptor>")
+    at = signed.rindex("</md:EntitiesDescriptor>")
+    with open(served + ".new", "w") as f:
+        f.write(signed[:at] + evil_text[start:end] + signed[at:])
+    os.replace(served + ".new", served)
+    for f in sources_until(fleet, failing("signature")):
+        assert failing("signature")(f), f
+        assert f["idps"] == ({"sp": fleet.entity_id, "source": url, "kind": "url"}, N), f
+    assert on_every_replica(fleet, intruder, "http-intruder", 400, seconds=0) == [400] * 3
+    assert on_every_replica(fleet, first, "http-kept", 303, seconds=0) == [303] * 3
+
+
 def test_tool_reads_a_url_as_the_module_fetches_it(workdir, keys, signer, md_server):
     """replay-sp metadata URL --cert C [--ca-file]: fetched over https with
     the test CA, verified, its IdPs listed; refused without the CA (the
