@@ -6,6 +6,7 @@
 #include <http_core.h>
 
 #include "mod_replay_sp_config.h"
+#include "mod_replay_sp_config_md.h"
 #include "rsp_md_filter.h"
 #include "rsp_path.h"
 #include "rsp_redirect.h"
@@ -165,15 +166,15 @@ const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc)
     return sc->key_prefix ? sc->key_prefix : RSP_DEFAULT_KEY_PREFIX;
 }
 
-static const char *invalid(cmd_parms *cmd, const char *arg, const char *why)
+const char *rsp_cfg_invalid(cmd_parms *cmd, const char *arg, const char *why)
 {
     return apr_psprintf(cmd->pool, "Invalid value for directive '%s': '%s': %s",
                         cmd->directive->directive, arg, why);
 }
 
 /* An integer in [min, max]. */
-static const char *parse_num(cmd_parms *cmd, const char *arg, apr_int64_t min,
-                             apr_int64_t max, apr_int64_t *out)
+const char *rsp_cfg_parse_num(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                              apr_int64_t max, apr_int64_t *out)
 {
     char *end;
     apr_int64_t v;
@@ -181,7 +182,7 @@ static const char *parse_num(cmd_parms *cmd, const char *arg, apr_int64_t min,
     errno = 0;
     v = apr_strtoi64(arg, &end, 10);
     if (!*arg || *end || errno || v < min || v > max) {
-        return invalid(cmd, arg,
+        return rsp_cfg_invalid(cmd, arg,
                        apr_psprintf(cmd->pool, "expected a whole number from %"
                                     APR_INT64_T_FMT " to %" APR_INT64_T_FMT,
                                     min, max));
@@ -201,7 +202,7 @@ static const char *set_store(cmd_parms *cmd, void *mconfig, const char *arg)
     const char *err;
 
     if (rsp_store_url_parse(&sc->store_url, cmd->pool, arg, &err) != APR_SUCCESS) {
-        return invalid(cmd, arg, err);
+        return rsp_cfg_invalid(cmd, arg, err);
     }
     sc->store_url_str = arg;
     return NULL;
@@ -210,7 +211,7 @@ static const char *set_store(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *set_store_timeout(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     apr_int64_t ms;
-    const char *err = parse_num(cmd, arg, 1, 60000, &ms);
+    const char *err = rsp_cfg_parse_num(cmd, arg, 1, 60000, &ms);
 
     if (!err) {
         srv_cfg(cmd)->store_timeout = ms * 1000;
@@ -223,13 +224,13 @@ static const char *set_replicas(cmd_parms *cmd, void *mconfig, const char *n,
                                 const char *ms)
 {
     rsp_srv_cfg_t *sc = srv_cfg(cmd);
-    const char *err = parse_num(cmd, n, 0, 64, &sc->replicas);
+    const char *err = rsp_cfg_parse_num(cmd, n, 0, 64, &sc->replicas);
 
     if (err) {
         return err;
     }
     sc->replicas_wait_ms = RSP_DEFAULT_REPLICAS_WAIT_MS;
-    return ms ? parse_num(cmd, ms, 1, 60000, &sc->replicas_wait_ms) : NULL;
+    return ms ? rsp_cfg_parse_num(cmd, ms, 1, 60000, &sc->replicas_wait_ms) : NULL;
 }
 
 /* ReplaySPStoreTLSCAFile, ...CertFile, ...KeyFile: a readable file. What
@@ -244,11 +245,11 @@ static const char *set_store_tls_file(cmd_parms *cmd, void *mconfig,
     char buf[120];
 
     if (!path) {
-        return invalid(cmd, arg, "not a valid path");
+        return rsp_cfg_invalid(cmd, arg, "not a valid path");
     }
     rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_OS_DEFAULT, cmd->temp_pool);
     if (rv != APR_SUCCESS) {
-        return invalid(cmd, arg, apr_psprintf(cmd->pool, "cannot read %s: %s",
+        return rsp_cfg_invalid(cmd, arg, apr_psprintf(cmd->pool, "cannot read %s: %s",
                                               path, apr_strerror(rv, buf,
                                                                  sizeof(buf))));
     }
@@ -271,16 +272,16 @@ static const char *set_key_prefix(cmd_parms *cmd, void *mconfig, const char *arg
     const char *c;
 
     if (!*arg || strlen(arg) > 64) {
-        return invalid(cmd, arg, "expected 1 to 64 characters");
+        return rsp_cfg_invalid(cmd, arg, "expected 1 to 64 characters");
     }
     for (c = arg; *c; c++) {
         if (*c <= ' ' || *c > '~') {
-            return invalid(cmd, arg, "no spaces or control characters");
+            return rsp_cfg_invalid(cmd, arg, "no spaces or control characters");
         }
         if (*c == '{' || *c == '}') {
             /* Redis Cluster would hash the part between braces alone: every
              * key in one slot, on one shard */
-            return invalid(cmd, arg, "no '{' or '}' (Redis Cluster reads "
+            return rsp_cfg_invalid(cmd, arg, "no '{' or '}' (Redis Cluster reads "
                            "them as a hash tag)");
         }
     }
@@ -297,7 +298,7 @@ static const char *set_on_failure(cmd_parms *cmd, void *mconfig, const char *arg
         srv_cfg(cmd)->on_failure_open = 1;
     }
     else {
-        return invalid(cmd, arg, "expected closed or open");
+        return rsp_cfg_invalid(cmd, arg, "expected closed or open");
     }
     return NULL;
 }
@@ -310,8 +311,8 @@ static const char *set_monitor_num(cmd_parms *cmd, void *mconfig, const char *ar
         return err;
     }
     return (intptr_t)cmd->info == 0
-        ? parse_num(cmd, arg, 0, 3600, &srv_cfg(cmd)->monitor_interval)
-        : parse_num(cmd, arg, 1, 100, &srv_cfg(cmd)->headroom_warn);
+        ? rsp_cfg_parse_num(cmd, arg, 0, 3600, &srv_cfg(cmd)->monitor_interval)
+        : rsp_cfg_parse_num(cmd, arg, 1, 100, &srv_cfg(cmd)->headroom_warn);
 }
 
 static const char *set_replica_name(cmd_parms *cmd, void *mconfig, const char *arg)
@@ -321,7 +322,7 @@ static const char *set_replica_name(cmd_parms *cmd, void *mconfig, const char *a
 }
 
 /* The SP of this section, created on its first SP directive. */
-static rsp_sp_conf_t *section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc)
+rsp_sp_conf_t *rsp_cfg_section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc)
 {
     if (!dc->sp) {
         rsp_srv_cfg_t *sc = srv_cfg(cmd);
@@ -342,10 +343,10 @@ static rsp_sp_conf_t *section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc)
 
 static const char *set_entity_id(cmd_parms *cmd, void *mconfig, const char *arg)
 {
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
 
     if (!*arg) {
-        return invalid(cmd, arg, "empty entity ID");
+        return rsp_cfg_invalid(cmd, arg, "empty entity ID");
     }
     if (sp->def.entity_id) {
         return apr_pstrcat(cmd->pool, cmd->directive->directive,
@@ -355,93 +356,14 @@ static const char *set_entity_id(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
-/* ReplaySPIdPMetadataFile PATH [CERTFILE]: CERTFILE signs the file. */
-static const char *add_idp_file(cmd_parms *cmd, void *mconfig, const char *arg,
-                                const char *cert)
-{
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-    const char *path = ap_server_root_relative(cmd->pool, arg);
-    const char *cpath = cert ? ap_server_root_relative(cmd->pool, cert) : NULL;
-
-    if (!path || (cert && !cpath)) {
-        return invalid(cmd, cpath ? arg : cert, "not a valid path");
-    }
-    APR_ARRAY_PUSH(sp->def.idp_files, const char *) = path;
-    APR_ARRAY_PUSH(sp->def.idp_file_certs, const char *) = cpath;
-    return NULL;
-}
-
-/* ReplaySPIdPMetadataURL URL CERTFILE BACKINGFILE: fetched, verified with
- * CERTFILE, kept in BACKINGFILE; the module reads BACKINGFILE as it reads
- * a ReplaySPIdPMetadataFile signed by CERTFILE. */
-static const char *add_idp_url(cmd_parms *cmd, void *mconfig, const char *url,
-                               const char *cert, const char *backing)
-{
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-    const char *cpath = ap_server_root_relative(cmd->pool, cert);
-    const char *bpath = ap_server_root_relative(cmd->pool, backing);
-    rsp_md_url_t *u;
-
-    if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
-        return invalid(cmd, url, "not an http:// or https:// URL");
-    }
-    if (!cpath || !bpath) {
-        return invalid(cmd, cpath ? backing : cert, "not a valid path");
-    }
-    if (!sp->def.md_urls) {
-        sp->def.md_urls = apr_array_make(cmd->pool, 1, sizeof(rsp_md_url_t));
-    }
-    u = apr_array_push(sp->def.md_urls);
-    u->url = url;
-    u->cert_file = cpath;
-    u->backing_file = bpath;
-    APR_ARRAY_PUSH(sp->def.idp_files, const char *) = bpath;
-    APR_ARRAY_PUSH(sp->def.idp_file_certs, const char *) = cpath;
-    return NULL;
-}
-
-/* ReplaySPMetadataCAFile PATH */
-static const char *set_md_ca_file(cmd_parms *cmd, void *mconfig,
-                                  const char *arg)
-{
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-
-    if (!(sp->def.md_ca_file = ap_server_root_relative(cmd->pool, arg))) {
-        return invalid(cmd, arg, "not a valid path");
-    }
-    return NULL;
-}
-
-/* ReplaySPMetadataRefresh SECONDS|Off */
-static const char *set_md_refresh(cmd_parms *cmd, void *mconfig,
-                                  const char *arg)
-{
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-
-    if (!strcasecmp(arg, "Off")) {
-        sp->def.md_refresh = -1;
-        return NULL;
-    }
-    return parse_num(cmd, arg, 1, 86400, &sp->def.md_refresh);
-}
-
-/* ReplaySPMetadataMaxValidity SECONDS */
-static const char *set_md_max_validity(cmd_parms *cmd, void *mconfig,
-                                       const char *arg)
-{
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
-
-    return parse_num(cmd, arg, 3600, 366 * 24 * 3600, &sp->def.md_max_validity);
-}
-
 static const char *set_sp_file(cmd_parms *cmd, void *mconfig, const char *arg)
 {
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
     const char *path = ap_server_root_relative(cmd->pool, arg);
     const char **slot;
 
     if (!path) {
-        return invalid(cmd, arg, "not a valid path");
+        return rsp_cfg_invalid(cmd, arg, "not a valid path");
     }
     slot = cmd->info ? &sp->def.cert_file : &sp->def.key_file;
     if (*slot) {
@@ -459,16 +381,16 @@ static const char *set_sp_file(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *add_enc_file(cmd_parms *cmd, void *mconfig, const char *arg,
                                 const char *flag)
 {
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
     const char *path = ap_server_root_relative(cmd->pool, arg);
     apr_array_header_t **list = (intptr_t)cmd->info == 0
         ? &sp->def.enc_key_files : &sp->def.enc_cert_files;
 
     if (!path) {
-        return invalid(cmd, arg, "not a valid path");
+        return rsp_cfg_invalid(cmd, arg, "not a valid path");
     }
     if (flag && ((intptr_t)cmd->info == 0 || strcasecmp(flag, "publish") != 0)) {
-        return invalid(cmd, flag, (intptr_t)cmd->info == 0
+        return rsp_cfg_invalid(cmd, flag, (intptr_t)cmd->info == 0
                        ? "a key file takes no option (mark its certificate "
                          "with publish)"
                        : "expected publish or nothing");
@@ -478,7 +400,7 @@ static const char *add_enc_file(cmd_parms *cmd, void *mconfig, const char *arg,
     }
     if (flag) {
         if (sp->def.enc_publish >= 0) {
-            return invalid(cmd, flag, "only one certificate can be published");
+            return rsp_cfg_invalid(cmd, flag, "only one certificate can be published");
         }
         sp->def.enc_publish = (*list)->nelts;
     }
@@ -492,7 +414,7 @@ static const char *add_enc_file(cmd_parms *cmd, void *mconfig, const char *arg,
  * ReplaySPIdPInclude / ReplaySPIdPExclude SELECTOR... (rsp_md_filter.h). */
 static const char *add_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
 {
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
     intptr_t which = (intptr_t)cmd->info;
     apr_array_header_t **list = which == 1 ? &sp->def.scoped_names
                                 : which == 2 ? &sp->def.idp_include
@@ -501,12 +423,12 @@ static const char *add_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
     const char *why;
 
     if (!*arg) {
-        return invalid(cmd, arg, which == 1 ? "expected an attribute's Name"
+        return rsp_cfg_invalid(cmd, arg, which == 1 ? "expected an attribute's Name"
                                  : which ? "expected a selector"
                                  : "expected an IdP's entityID");
     }
     if (which >= 2 && (why = rsp_md_selector_invalid(arg)) != NULL) {
-        return invalid(cmd, arg, why);
+        return rsp_cfg_invalid(cmd, arg, why);
     }
     if (!*list) {
         *list = apr_array_make(cmd->pool, 2, sizeof(const char *));
@@ -519,14 +441,14 @@ static const char *add_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *set_discovery_url(cmd_parms *cmd, void *mconfig,
                                      const char *arg)
 {
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
     apr_uri_t u;
 
     if (apr_uri_parse(cmd->pool, arg, &u) != APR_SUCCESS || !u.scheme
         || (strcasecmp(u.scheme, "https") && strcasecmp(u.scheme, "http"))
         || !u.hostname || !*u.hostname || u.fragment || strchr(arg, '#')
         || strpbrk(arg, " \t\r\n\"<>")) {
-        return invalid(cmd, arg, "expected an absolute http or https URL "
+        return rsp_cfg_invalid(cmd, arg, "expected an absolute http or https URL "
                        "without a fragment");
     }
     sp->def.discovery_url = arg;
@@ -537,17 +459,17 @@ static const char *set_discovery_url(cmd_parms *cmd, void *mconfig,
  * configuration is loaded) and ReplaySPDiscoveryStylesheet URL. */
 static const char *set_sp_word(cmd_parms *cmd, void *mconfig, const char *arg)
 {
-    rsp_sp_conf_t *sp = section_sp(cmd, mconfig);
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
 
     if (!*arg) {
-        return invalid(cmd, arg, "expected a value");
+        return rsp_cfg_invalid(cmd, arg, "expected a value");
     }
     if (cmd->info) {
         if (strncasecmp(arg, "https://", 8) && arg[0] != '/') {
-            return invalid(cmd, arg, "expected an https URL or a path");
+            return rsp_cfg_invalid(cmd, arg, "expected an https URL or a path");
         }
         if (strpbrk(arg, " \t\r\n\"'<>;,")) {
-            return invalid(cmd, arg, "a URL without spaces, quotes, "
+            return rsp_cfg_invalid(cmd, arg, "a URL without spaces, quotes, "
                            "brackets, ';' or ','");
         }
         sp->def.discovery_stylesheet = arg;
@@ -566,12 +488,12 @@ static const char *set_endpoint(cmd_parms *cmd, void *mconfig, const char *arg)
 
     if (arg[0] != '/' || len < 2 || arg[len - 1] == '/' || strstr(arg, "//")
         || strstr(arg, "/./") || strstr(arg, "/../")) {
-        return invalid(cmd, arg, "expected an absolute path without a "
+        return rsp_cfg_invalid(cmd, arg, "expected an absolute path without a "
                        "trailing slash, e.g. /saml");
     }
     for (c = arg; *c; c++) {
         if (*c <= ' ' || *c > '~' || *c == '?' || *c == '#' || *c == '%') {
-            return invalid(cmd, arg, "only plain printable path characters");
+            return rsp_cfg_invalid(cmd, arg, "only plain printable path characters");
         }
     }
     dc->endpoint_path = arg;
@@ -583,11 +505,11 @@ static const char *set_cookie_name(cmd_parms *cmd, void *mconfig, const char *ar
     const char *c;
 
     if (!*arg || strlen(arg) > 64) {
-        return invalid(cmd, arg, "expected 1 to 64 characters");
+        return rsp_cfg_invalid(cmd, arg, "expected 1 to 64 characters");
     }
     for (c = arg; *c; c++) {
         if (!apr_isalnum(*c) && *c != '_' && *c != '-' && *c != '.') {
-            return invalid(cmd, arg, "letters, digits, '_', '-' and '.' only");
+            return rsp_cfg_invalid(cmd, arg, "letters, digits, '_', '-' and '.' only");
         }
     }
     ((rsp_dir_cfg_t *)mconfig)->cookie_name = arg;
@@ -600,11 +522,11 @@ static const char *set_dir_word(cmd_parms *cmd, void *mconfig, const char *arg)
     const char *c;
 
     if (!*arg || strlen(arg) > 128) {
-        return invalid(cmd, arg, "expected 1 to 128 characters");
+        return rsp_cfg_invalid(cmd, arg, "expected 1 to 128 characters");
     }
     for (c = arg; *c; c++) {
         if ((unsigned char)*c <= ' ' || *c == 0x7f) {
-            return invalid(cmd, arg, "no spaces or control characters");
+            return rsp_cfg_invalid(cmd, arg, "no spaces or control characters");
         }
     }
     if ((intptr_t)cmd->info == 0) {
@@ -613,7 +535,7 @@ static const char *set_dir_word(cmd_parms *cmd, void *mconfig, const char *arg)
     else {
         for (c = arg; *c; c++) {
             if (!apr_isalnum(*c) && *c != '_') {
-                return invalid(cmd, arg, "letters, digits and '_' only");
+                return rsp_cfg_invalid(cmd, arg, "letters, digits and '_' only");
             }
         }
         dc->env_prefix = arg;
@@ -627,15 +549,15 @@ static const char *set_dir_num(cmd_parms *cmd, void *mconfig, const char *arg)
 
     switch ((intptr_t)cmd->info) {
     case 0:
-        return parse_num(cmd, arg, 0, 600, &dc->skew);
+        return rsp_cfg_parse_num(cmd, arg, 0, 600, &dc->skew);
     case 1:
-        return parse_num(cmd, arg, 60, 30 * 86400, &dc->session_lifetime);
+        return rsp_cfg_parse_num(cmd, arg, 60, 30 * 86400, &dc->session_lifetime);
     case 2:
-        return parse_num(cmd, arg, 1, RSP_MAX_MAX_WINDOW, &dc->max_window);
+        return rsp_cfg_parse_num(cmd, arg, 1, RSP_MAX_MAX_WINDOW, &dc->max_window);
     case 3:
-        return parse_num(cmd, arg, 4096, 16 * 1024 * 1024, &dc->max_body);
+        return rsp_cfg_parse_num(cmd, arg, 4096, 16 * 1024 * 1024, &dc->max_body);
     default:
-        return parse_num(cmd, arg, 5, 3600, &dc->request_lifetime);
+        return rsp_cfg_parse_num(cmd, arg, 5, 3600, &dc->request_lifetime);
     }
 }
 
@@ -686,7 +608,7 @@ static const char *set_guard(cmd_parms *cmd, void *mconfig, const char *arg)
                             "give the path as the SP reads it, unescaped",
                             arg, cmd->path, why);
     }
-    section_sp(cmd, dc)->def.guard = 1;
+    rsp_cfg_section_sp(cmd, dc)->def.guard = 1;
     gp = apr_array_push(srv_cfg(cmd)->guard_paths);
     gp->path = cmd->path;
     gp->report = dc->guard == RSP_GUARD_REPORT;
@@ -720,7 +642,7 @@ static const char *add_redirect_domain(cmd_parms *cmd, void *mconfig,
     const char *why = rsp_redirect_domain_check(arg);
 
     if (why) {
-        return invalid(cmd, arg, why);
+        return rsp_cfg_invalid(cmd, arg, why);
     }
     if (!dc->redirect_domains) {
         dc->redirect_domains = apr_array_make(cmd->pool, 4, sizeof(char *));
@@ -774,26 +696,7 @@ const command_rec rsp_cmds[] = {
                   "PEM private key of this SP (no default; required)"),
     AP_INIT_TAKE1("ReplaySPCertFile", set_sp_file, (void *)1, ACCESS_CONF,
                   "PEM certificate of this SP (no default; required)"),
-    AP_INIT_TAKE12("ReplaySPIdPMetadataFile", add_idp_file, NULL, ACCESS_CONF,
-                   "SAML 2.0 metadata of a trusted IdP or a federation's "
-                   "aggregate, and the certificate that signs it (then "
-                   "verified, validUntil required); repeat for several (no "
-                   "default; at least one)"),
-    AP_INIT_TAKE3("ReplaySPIdPMetadataURL", add_idp_url, NULL, ACCESS_CONF,
-                  "URL of signed SAML 2.0 metadata (a federation's "
-                  "aggregate), the certificate that signs it, and the file "
-                  "where the last verified copy is kept; repeat for several "
-                  "(no default)"),
-    AP_INIT_TAKE1("ReplaySPMetadataCAFile", set_md_ca_file, NULL, ACCESS_CONF,
-                  "PEM CA certificates trusted for https metadata URLs "
-                  "(default: the system's)"),
-    AP_INIT_TAKE1("ReplaySPMetadataRefresh", set_md_refresh, NULL, ACCESS_CONF,
-                  "How often each child looks at the metadata files again "
-                  "and reads them when one changed, seconds from 1 to "
-                  "86400, or Off (default 300)"),
-    AP_INIT_TAKE1("ReplaySPMetadataMaxValidity", set_md_max_validity, NULL,
-                  ACCESS_CONF, "Longest validUntil - now accepted in signed "
-                  "metadata, seconds (default 2419200: 28 days)"),
+    RSP_METADATA_DIRECTIVES
     AP_INIT_TAKE12("ReplaySPEncryptionKeyFile", add_enc_file, (void *)0,
                   ACCESS_CONF, "PEM RSA private key that decrypts assertions; "
                   "repeat for key rollover, each with its "

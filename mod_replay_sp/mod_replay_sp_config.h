@@ -107,6 +107,14 @@ const char *rsp_cfg_endpoint(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_cookie(const rsp_dir_cfg_t *dc);
 const char *rsp_cfg_prefix(const rsp_srv_cfg_t *sc);
 const char *rsp_cfg_env_prefix(const rsp_dir_cfg_t *dc);
+
+/* For directive handlers: "Invalid value for directive ...: why"; an
+ * integer in [min, max]; the SP of cmd's section, made on its first SP
+ * directive. */
+const char *rsp_cfg_invalid(cmd_parms *cmd, const char *arg, const char *why);
+const char *rsp_cfg_parse_num(cmd_parms *cmd, const char *arg, apr_int64_t min,
+                              apr_int64_t max, apr_int64_t *out);
+rsp_sp_conf_t *rsp_cfg_section_sp(cmd_parms *cmd, rsp_dir_cfg_t *dc);
 apr_int64_t rsp_cfg_request_lifetime(const rsp_dir_cfg_t *dc);
 int rsp_cfg_allow_unsolicited(const rsp_dir_cfg_t *dc);
 int rsp_cfg_bind_requests(const rsp_dir_cfg_t *dc);
