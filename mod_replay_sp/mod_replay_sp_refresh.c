@@ -33,6 +33,13 @@ APLOG_USE_MODULE(replay_sp);
 #define WATCHDOG_NAME "replay_sp_metadata"
 #define FETCHER_NAME "replay_sp_metadata_fetch"
 
+/* sp's ReplaySPMetadataRefresh, seconds (0: Off). */
+static apr_int64_t refresh_every(const rsp_sp_conf_t *sp)
+{
+    return sp->def.md_refresh < 0 ? 0
+           : sp->def.md_refresh ? sp->def.md_refresh : RSP_MD_REFRESH;
+}
+
 /* ---- what the sources are now ---- */
 
 /* The URL source whose backing file is path (-1: none). */
@@ -52,11 +59,9 @@ static int url_of(const rsp_sp_conf_t *sp, const char *path)
 /* A URL source's row: the host's fetches decide its age and whether it
  * is failing. */
 static void url_row(rsp_md_source_row_t *row, const rsp_sp_conf_t *sp, int j,
-                    const char *backing, apr_time_t now, apr_pool_t *p)
+                    apr_time_t now, apr_pool_t *p)
 {
     rsp_md_fetch_state_t fs;
-    apr_finfo_t fi;
-    apr_time_t fresh;
 
     row->kind = "url";
     row->source = rsp_md_redacted(p, APR_ARRAY_IDX(sp->def.md_urls, j,
@@ -64,12 +69,7 @@ static void url_row(rsp_md_source_row_t *row, const rsp_sp_conf_t *sp, int j,
     if (!rsp_refresh_url_state(sp, j, &fs)) {
         return;
     }
-    fresh = fs.ok_at;
-    if (apr_stat(&fi, backing, APR_FINFO_MTIME, p) == APR_SUCCESS
-        && fi.mtime > fresh) {
-        fresh = fi.mtime;
-    }
-    row->age_s = fresh ? apr_time_sec(now - fresh) : row->age_s;
+    row->age_s = fs.ok_at ? apr_time_sec(now - fs.ok_at) : row->age_s;
     if (fs.failed_at && fs.failed_at >= row->last_error_at) {
         row->last_error = apr_pstrdup(p, fs.detail);
         row->last_error_at = fs.failed_at;
@@ -104,9 +104,7 @@ apr_array_header_t *rsp_refresh_sources(server_rec *s, apr_pool_t *p)
             row->idps = st.files[f].idps;
             row->valid_until = st.files[f].valid_until;
             row->age_s = apr_time_sec(now - st.checked_at);
-            row->refresh_s = sp->def.md_refresh < 0 ? 0
-                             : sp->def.md_refresh ? sp->def.md_refresh
-                             : RSP_MD_REFRESH;
+            row->refresh_s = refresh_every(sp);
             if (st.last_error && (st.failed_file == f || st.failed_file < 0)) {
                 row->failing = rsp_md_reason_name(
                     (rsp_md_reason_e)st.failed_reason);
@@ -114,7 +112,7 @@ apr_array_header_t *rsp_refresh_sources(server_rec *s, apr_pool_t *p)
                 row->last_error_at = st.failed_at;
             }
             if ((j = url_of(sp, path)) >= 0) {
-                url_row(row, sp, j, path, now, p);
+                url_row(row, sp, j, now, p);
             }
         }
     }
@@ -165,20 +163,20 @@ static void note_fetch(rsp_sp_conf_t *sp, int j, const rsp_md_result_t *res,
     if (!rsp_refresh_url_state(sp, j, &st)) {
         memset(&st, 0, sizeof(st));
     }
-    st.tried_at = now;
     if (res->outcome == RSP_MD_FAILED || res->from_backing) {
         st.failures++;
         st.failed_at = now;
         st.reason = (int)res->reason;
         apr_cpystrn(st.detail, res->detail ? res->detail : "",
                     sizeof(st.detail));
+        /* the copy in use is as old as the backing file it came from */
+        if (res->from_backing && res->file.mtime > st.ok_at) {
+            st.ok_at = res->file.mtime;
+        }
     }
     else {
         st.ok_at = now;
         st.failures = 0;
-        if (res->outcome == RSP_MD_NEW && res->http_status != 304) {
-            st.copies++;
-        }
     }
     apr_atomic_inc32(&slot->seq);   /* odd: being written */
     memcpy(&slot->st, &st, sizeof(st));
@@ -300,8 +298,7 @@ static void fetch_one(url_state_t *st, apr_pool_t *ptemp)
     rsp_md_result_t res;
     apr_pool_t *p;
     apr_time_t now = apr_time_now();
-    apr_int64_t every = st->sp->def.md_refresh > 0 ? st->sp->def.md_refresh
-                                                   : RSP_MD_REFRESH;
+    apr_int64_t every = refresh_every(st->sp);
 
     if (apr_pool_create(&p, ptemp) != APR_SUCCESS) {
         return;
@@ -475,11 +472,10 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s)
                                                  &replay_sp_module);
         for (i = 0; sc->sps && i < sc->sps->nelts; i++) {
             rsp_sp_conf_t *sp = APR_ARRAY_IDX(sc->sps, i, rsp_sp_conf_t *);
-            apr_int64_t every = sp->def.md_refresh ? sp->def.md_refresh
-                                                   : RSP_MD_REFRESH;
+            apr_int64_t every = refresh_every(sp);
             watched_sp_t *w;
 
-            if (every < 0 || !sp->def.live) {
+            if (!every || !sp->def.live) {
                 continue; /* ReplaySPMetadataRefresh Off */
             }
             for (j = 0; sp->def.md_urls && j < sp->def.md_urls->nelts; j++) {

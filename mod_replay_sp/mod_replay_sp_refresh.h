@@ -11,12 +11,12 @@ int rsp_refresh_post_config(apr_pool_t *pconf, server_rec *s);
  * (the fetch at start, then the one fetcher of the host). */
 typedef struct {
     apr_time_t ok_at;        /* the last fetch that gave a verified copy,
-                                or a 304 for the one held (0: none) */
-    apr_time_t tried_at;     /* the last fetch (0: none) */
+                                or a 304 for the one held; when the URL
+                                failed at start, when the backing file in
+                                use was written (0: none) */
     apr_time_t failed_at;    /* the last failed one (0: none) */
     int failures;            /* failed in a row since ok_at */
     int reason;              /* rsp_md_reason_e of the last failure */
-    apr_uint32_t copies;     /* new copies taken since httpd started */
     char detail[256];        /* the last failure, one line */
 } rsp_md_fetch_state_t;
 
@@ -30,10 +30,9 @@ typedef struct {
     apr_uint64_t generation;   /* the generation its content came in */
     int idps;                  /* the IdPs taken from it */
     apr_time_t valid_until;    /* its signed validUntil (0: unsigned) */
-    apr_int64_t age_s;         /* url: since the host's last verified copy
-                                  or 304 (the backing file's age when
-                                  newer); file: since this process last
-                                  looked at it */
+    apr_int64_t age_s;         /* url: since ok_at of the host's fetches;
+                                  file: since this process last looked at
+                                  it */
     apr_int64_t refresh_s;     /* ReplaySPMetadataRefresh (0: Off) */
     const char *failing;       /* the reason it is refused now
                                   (rsp_md_reason_name), or NULL */

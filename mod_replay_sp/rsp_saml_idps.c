@@ -98,6 +98,7 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
                        : NULL;
     const char *file, *pem, *why = NULL;
     apr_time_t valid_until = 0;
+    int before = rsp_idp_count(g->idps);
     apr_pool_t *text;
     xmlDocPtr tree = NULL;
     apr_status_t rv;
@@ -141,7 +142,6 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
     }
     /* One IdP, or a federation's aggregate of many. */
     g->per_file[i].valid_until = valid_until;
-    g->per_file[i].idps = rsp_idp_count(g->idps);
     rv = tree ? rsp_idp_index_add_tree(g->idps, g->pool, tree, valid_until,
                                        sp->idp_include, sp->idp_exclude, &why)
               : rsp_idp_index_add(g->idps, g->pool, file, strlen(file),
@@ -151,7 +151,7 @@ static apr_status_t read_one(struct rsp_idp_gen *g, const rsp_saml_sp_t *sp,
         *err = apr_psprintf(errp, "%s: %s", path, why);
         *reason = RSP_MD_ERR_MALFORMED;
     }
-    g->per_file[i].idps = rsp_idp_count(g->idps) - g->per_file[i].idps;
+    g->per_file[i].idps = rsp_idp_count(g->idps) - before;
 done:
     if (tree) {
         xmlFreeDoc(tree);

@@ -416,6 +416,11 @@ def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, ke
                            location_extra=extra)
     assert on_every_replica(fleet, added, "url-backing", 303, seconds=0) == [303] * 3
     assert fleet.count_in_logs("RSP01056") >= 3
+    # the copy in use is as old as its backing file, and the URL failing
+    backing_age = time.time() - os.stat(backing).st_mtime
+    for f in sources_until(fleet, failing("fetch")):
+        assert failing("fetch")(f) and f["idps"][1] == N + 1, f
+        assert backing_age - 5 <= f["age_seconds"][1] <= backing_age + 5, (backing_age, f)
 
 
 @pytest.mark.expect_log("check_refused", "metadata_not_fetched")
