@@ -220,7 +220,8 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                 !sp->def.entity_id ? "ReplaySPEntityID"
                 : !sp->def.guard && !sp->def.key_file ? "ReplaySPKeyFile"
                 : !sp->def.guard && !sp->def.cert_file ? "ReplaySPCertFile"
-                : sp->def.idp_files->nelts == 0 ? "ReplaySPIdPMetadataFile"
+                : sp->def.idp_files->nelts == 0 && !sp->def.mdq_url
+                    ? "ReplaySPIdPMetadataFile"
                 : NULL;
             if (sp->def.guard && (sp->def.key_file || sp->def.cert_file)) {
                 ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01041)
@@ -241,6 +242,16 @@ static int rsp_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                                "ReplaySPIdPMetadataFile"
                              : "ReplaySPEntityID, ReplaySPKeyFile, "
                                "ReplaySPCertFile and ReplaySPIdPMetadataFile");
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            if (!sp->def.guard && sp->def.idp_files->nelts == 0
+                && !sp->def.default_idp && !sp->def.discovery_url) {
+                ap_log_error(APLOG_MARK, APLOG_CRIT, 0, vs, RSP_LOGNO(01009)
+                             "ReplaySPIdPMetadataQuery alone in the %s (%s): "
+                             "no IdP is known before it is asked for; give "
+                             "ReplaySPDiscoveryURL or ReplaySPDefaultIdP (or "
+                             "a ReplaySPIdPMetadataFile)", sp->section,
+                             sp->defined_in);
                 return HTTP_INTERNAL_SERVER_ERROR;
             }
             if (rsp_refresh_fetch_at_start(sp, vs, pconf, ptemp) != OK) {

@@ -50,6 +50,32 @@ const char *rsp_cfg_add_idp_url(cmd_parms *cmd, void *mconfig, const char *url,
     return NULL;
 }
 
+/* ReplaySPIdPMetadataQuery BASEURL CERTFILE CACHEDIR: once per SP. */
+const char *rsp_cfg_set_mdq(cmd_parms *cmd, void *mconfig, const char *url,
+                            const char *cert, const char *cache_dir)
+{
+    rsp_sp_conf_t *sp = rsp_cfg_section_sp(cmd, mconfig);
+    const char *cpath = ap_server_root_relative(cmd->pool, cert);
+    const char *dpath = ap_server_root_relative(cmd->pool, cache_dir);
+
+    if (sp->def.mdq_url) {
+        return rsp_cfg_invalid(cmd, url, "given twice in one SP section");
+    }
+    if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
+        return rsp_cfg_invalid(cmd, url, "not an http:// or https:// URL");
+    }
+    if (strchr(url, '?') || strchr(url, '#')) {
+        return rsp_cfg_invalid(cmd, url, "a base URL has no query or fragment");
+    }
+    if (!cpath || !dpath) {
+        return rsp_cfg_invalid(cmd, cpath ? cache_dir : cert, "not a valid path");
+    }
+    sp->def.mdq_url = url;
+    sp->def.mdq_cert_file = cpath;
+    sp->def.mdq_cache_dir = dpath;
+    return NULL;
+}
+
 /* ReplaySPMetadataCAFile PATH */
 const char *rsp_cfg_set_md_ca_file(cmd_parms *cmd, void *mconfig,
                                   const char *arg)

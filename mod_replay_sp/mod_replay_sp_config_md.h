@@ -9,6 +9,8 @@ const char *rsp_cfg_add_idp_file(cmd_parms *cmd, void *mconfig, const char *arg,
                                  const char *cert);
 const char *rsp_cfg_add_idp_url(cmd_parms *cmd, void *mconfig, const char *url,
                                 const char *cert, const char *backing);
+const char *rsp_cfg_set_mdq(cmd_parms *cmd, void *mconfig, const char *url,
+                            const char *cert, const char *cache_dir);
 const char *rsp_cfg_set_md_ca_file(cmd_parms *cmd, void *mconfig,
                                    const char *arg);
 const char *rsp_cfg_set_md_refresh(cmd_parms *cmd, void *mconfig,
@@ -27,6 +29,12 @@ const char *rsp_cfg_set_md_max_validity(cmd_parms *cmd, void *mconfig,
                   "aggregate), the certificate that signs it, and the file "            \
                   "where the last verified copy is kept; repeat for several "           \
                   "(no default)"),                                                      \
+    AP_INIT_TAKE3("ReplaySPIdPMetadataQuery", rsp_cfg_set_mdq, NULL, ACCESS_CONF,       \
+                  "Base URL of a metadata query (MDQ) service, the "                    \
+                  "certificate that signs what it answers, and the directory "          \
+                  "where the host keeps the entities it fetched: IdPs none of "         \
+                  "the metadata files names, asked for on first sight (no "             \
+                  "default)"),                                                          \
     AP_INIT_TAKE1("ReplaySPMetadataCAFile", rsp_cfg_set_md_ca_file, NULL, ACCESS_CONF,  \
                   "PEM CA certificates trusted for https metadata URLs "                \
                   "(default: the system's)"),                                           \

@@ -89,9 +89,17 @@ int rsp_login_start(request_rec *r, rsp_dir_cfg_t *dc, const char *idp,
     if (!idp && dc->sp->def.default_idp) {
         idp = dc->sp->def.default_idp;
     }
-    if (!idp && rsp_idp_count(rsp_sp_def(r, dc->sp)->idps) > 1) {
+    /* IdPs by MDQ: any entityID may be one, the discovery service says */
+    if (!idp && (rsp_idp_count(rsp_sp_def(r, dc->sp)->idps) > 1
+                 || (dc->sp->def.mdq_url && dc->sp->def.discovery_url))) {
         return dc->sp->def.discovery_url ? to_discovery(r, dc, return_to)
                                          : to_discovery_page(r, dc, return_to);
+    }
+    if (!idp && !rsp_idp_count(rsp_sp_def(r, dc->sp)->idps)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RSP_LOGNO(01030)
+                      "login refused: no IdP named (IdP=) and none known "
+                      "yet (client %s)", r->useragent_ip);
+        return HTTP_BAD_REQUEST;
     }
     if (!idp) {
         idp = rsp_idp_at(rsp_sp_def(r, dc->sp)->idps, 0)->entity_id;

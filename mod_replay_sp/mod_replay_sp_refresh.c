@@ -79,6 +79,29 @@ static void url_row(rsp_md_source_row_t *row, const rsp_sp_conf_t *sp, int j,
     }
 }
 
+/* An SP's MDQ service as this process has used it: the entities it
+ * holds, the number of the last one fetched, failing when the last fetch
+ * failed other than with a 404. */
+static void mdq_row(rsp_md_source_row_t *row, const rsp_sp_conf_t *sp,
+                    apr_pool_t *p)
+{
+    rsp_saml_mdq_state_t st;
+
+    rsp_saml_mdq_state(&sp->def, &st, p);
+    memset(row, 0, sizeof(*row));
+    row->sp = sp->def.entity_id;
+    row->source = rsp_md_redacted(p, sp->def.mdq_url);
+    row->kind = "mdq";
+    row->generation = st.generation;
+    row->idps = st.entities;
+    row->refresh_s = refresh_every(sp);
+    if (st.failing) {
+        row->failing = rsp_md_reason_name((rsp_md_reason_e)st.failing_reason);
+    }
+    row->last_error = st.last_error;
+    row->last_error_at = st.failed_at;
+}
+
 apr_array_header_t *rsp_refresh_sources(server_rec *s, apr_pool_t *p)
 {
     rsp_srv_cfg_t *sc = ap_get_module_config(s->module_config,
@@ -114,6 +137,9 @@ apr_array_header_t *rsp_refresh_sources(server_rec *s, apr_pool_t *p)
             if ((j = url_of(sp, path)) >= 0) {
                 url_row(row, sp, j, now, p);
             }
+        }
+        if (sp->def.mdq_url) {
+            mdq_row(apr_array_push(rows), sp, p);
         }
     }
     return rows;

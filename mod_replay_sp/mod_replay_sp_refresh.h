@@ -26,7 +26,9 @@ typedef struct {
 typedef struct {
     const char *sp;            /* the SP's entityID */
     const char *source;        /* the path, or the URL (no password) */
-    const char *kind;          /* "file", "url" */
+    const char *kind;          /* "file", "url", "mdq" (the entities
+                                  this process holds, the number of the
+                                  last one fetched, no validUntil or age) */
     apr_uint64_t generation;   /* the generation its content came in */
     int idps;                  /* the IdPs taken from it */
     apr_time_t valid_until;    /* its signed validUntil (0: unsigned) */

@@ -485,6 +485,22 @@ rsp_md_reason_e rsp_md_reason_of(const char *err)
     return RSP_MD_ERR_SIGNATURE;
 }
 
+/* Whether src's own check takes the document; else reason and detail. */
+static int accepted(rsp_md_result_t *res, apr_pool_t *p,
+                    const rsp_md_source_t *src, const char *data,
+                    apr_size_t len, apr_time_t valid_until)
+{
+    const char *why = NULL;
+
+    if (src->accept && src->accept(src->accept_baton, p, data, len,
+                                   valid_until, &why) != APR_SUCCESS) {
+        res->reason = RSP_MD_ERR_MALFORMED;
+        res->detail = why ? why : "refused";
+        return 0;
+    }
+    return 1;
+}
+
 /* Verify data and fill res's document fields; else reason and detail. */
 static apr_status_t verify(rsp_md_result_t *res, apr_pool_t *p,
                            const rsp_md_source_t *src, const char *data,
@@ -502,6 +518,9 @@ static apr_status_t verify(rsp_md_result_t *res, apr_pool_t *p,
                       &vu, &err) != APR_SUCCESS) {
         res->reason = rsp_md_reason_of(err);
         res->detail = err;
+        return APR_EINVAL;
+    }
+    if (!accepted(res, p, src, data, len, vu)) {
         return APR_EINVAL;
     }
     res->data = data;
@@ -543,6 +562,9 @@ static apr_status_t get_file(rsp_md_result_t *res, apr_pool_t *p,
     }
     if (src->cert_pem) {
         return verify(res, p, src, buf, len, now);
+    }
+    if (!accepted(res, p, src, buf, len, 0)) {
+        return APR_EGENERAL;
     }
     res->data = buf;
     res->len = len;

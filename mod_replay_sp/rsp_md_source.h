@@ -89,6 +89,15 @@ typedef struct {
     apr_size_t max_size;           /* 0: RSP_MD_SOURCE_MAX_SIZE */
     apr_interval_time_t connect_timeout; /* 0: RSP_MD_CONNECT_TIMEOUT */
     apr_interval_time_t timeout;         /* whole transfer; 0: RSP_MD_TIMEOUT */
+    /* After a document verified (or was read, unverified), before it is
+     * written to the backing file or returned: may refuse it (not
+     * APR_SUCCESS, with *why in p: then a malformed document). Called
+     * again for each document tried (the URL's, then the backing
+     * file's). NULL: every verified document is taken. */
+    apr_status_t (*accept)(void *baton, apr_pool_t *p, const char *data,
+                           apr_size_t len, apr_time_t valid_until,
+                           const char **why);
+    void *accept_baton;
 } rsp_md_source_t;
 
 /* What a local file was when it was read: changed when any differs. */

@@ -517,7 +517,11 @@ apr_status_t rsp_saml_sp_load(rsp_saml_sp_t *sp, apr_pool_t *p,
     if ((rv = keys_load(&sp->keys, p, sp, err)) != APR_SUCCESS) {
         return rv;
     }
-    /* the IdPs: their first generation, proven with one server */
+    /* the IdPs asked for one by one (MDQ), and their first generation,
+     * proven with one server */
+    if (sp->mdq_url && (rv = rsp_saml_mdq_load(sp, p, err)) != APR_SUCCESS) {
+        return rv;
+    }
     return rsp_saml_idps_load(sp, p, input, err);
 }
 

@@ -52,6 +52,11 @@ typedef struct {
                                      * RSP_MD_MAX_VALIDITY */
     apr_int64_t md_refresh;         /* ReplaySPMetadataRefresh, s; 0:
                                      * RSP_MD_REFRESH */
+    /* ReplaySPIdPMetadataQuery BASEURL CERTFILE CACHEDIR (NULL: none):
+     * IdPs none of the files names, asked for one by one (rsp_mdq.h) */
+    const char *mdq_url;
+    const char *mdq_cert_file;
+    const char *mdq_cache_dir;
     /* ReplaySPEncryptionKeyFile / ReplaySPEncryptionCertFile, in pairs
      * (NULL: none; the signing pair also decrypts), and which pair the
      * metadata publishes (-1: the first) */
@@ -84,6 +89,9 @@ typedef struct {
     struct rsp_idp_gen *gen;
     struct rsp_idp_live *live;        /* the current generation, this
                                        * process's (per process by design) */
+    struct rsp_saml_mdq *mdq;         /* the MDQ entities this process holds
+                                       * (per process by design), or NULL */
+    apr_pool_t *pin_pool;             /* a pinned copy's request pool */
     int qualify_default;              /* more than one IdP at load */
     struct rsp_saml_keys *keys;       /* the signing and decryption keys,
                                        * loaded once: what servers are
@@ -147,6 +155,24 @@ const rsp_idp_t *rsp_saml_idp(const rsp_saml_sp_t *sp, const char *entity_id);
 apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
                                  int *changed, apr_uint64_t *generation,
                                  const char **err);
+
+/* What this process holds of the IdPs learnt by MDQ
+ * (ReplaySPIdPMetadataQuery): the entities in its table, the fetches
+ * begun (host's copies read included), those that failed, and the last
+ * failure. */
+typedef struct {
+    int entities;
+    apr_uint64_t fetches, failures;
+    apr_uint64_t generation;       /* the last entity's number (1, 2...) */
+    int failing;                   /* the last fetch failed, other than
+                                      with a 404 (an entity the service
+                                      does not know is not its failure) */
+    int failing_reason;            /* its rsp_md_reason_e */
+    apr_time_t failed_at;          /* the last failure (0: none) */
+    const char *last_error;        /* "reason: detail", or NULL */
+} rsp_saml_mdq_state_t;
+void rsp_saml_mdq_state(const rsp_saml_sp_t *sp, rsp_saml_mdq_state_t *out,
+                        apr_pool_t *p);
 
 /* What one metadata file (idp_files[i]) gave the current generation. */
 typedef struct {

@@ -39,7 +39,9 @@ struct rsp_idp_gen {
     rsp_md_file_id_t *files;        /* what was read of each file */
     rsp_saml_md_file_t *per_file;   /* and what each gave */
     apr_time_t read_at;
-    int refs;                       /* current, and each pin (live->lock) */
+    int refs;                       /* current (or in the MDQ table), and
+                                     * each pin (ref_lock) */
+    apr_thread_mutex_t *ref_lock;   /* live->lock, or the MDQ table's */
     /* the IdPs' keys, decoded on first use (lock guards these) */
     apr_thread_mutex_t *lock;
     apr_pool_t *key_pool;           /* unmanaged */
@@ -83,6 +85,42 @@ static void gen_free(struct rsp_idp_gen *g)
         apr_pool_destroy(g->key_pool);
     }
     apr_pool_destroy(g->pool);
+}
+
+/* g's cache of decoded keys: at most max IdPs' (<= 0:
+ * RSP_PROCESS_IDP_KEYS). */
+static apr_status_t keys_init(struct rsp_idp_gen *g, int max)
+{
+    apr_status_t rv;
+
+    if ((rv = apr_thread_mutex_create(&g->lock, APR_THREAD_MUTEX_DEFAULT,
+                                      g->pool)) != APR_SUCCESS
+        || (rv = apr_pool_create_unmanaged_ex(&g->key_pool, NULL, NULL))
+            != APR_SUCCESS) {
+        return rv;
+    }
+    g->max = max > 0 ? max : RSP_PROCESS_IDP_KEYS;
+    g->slot = apr_pcalloc(g->pool, sizeof(idp_keys_t *)
+                                   * (apr_size_t)(rsp_idp_count(g->idps) + 1));
+    return APR_SUCCESS;
+}
+
+struct rsp_idp_gen *rsp_saml_gen_new(apr_pool_t *pool, rsp_idp_index_t *idps,
+                                     apr_uint64_t number,
+                                     apr_thread_mutex_t *ref_lock)
+{
+    struct rsp_idp_gen *g = apr_pcalloc(pool, sizeof(*g));
+
+    g->pool = pool;
+    g->number = number;
+    g->idps = idps;
+    g->read_at = apr_time_now();
+    g->ref_lock = ref_lock;
+    g->refs = 1;
+    if (keys_init(g, 0) != APR_SUCCESS) {
+        return NULL;
+    }
+    return g;
 }
 
 /* One metadata file into g's index: read (its text in memory of its own,
@@ -172,7 +210,7 @@ static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
     struct rsp_idp_gen *g;
     apr_pool_t *pool;
     apr_status_t rv;
-    int i, n;
+    int i;
 
     *input = RSP_SP_INPUT_IDP;
     if ((rv = apr_pool_create_unmanaged_ex(&pool, NULL, NULL)) != APR_SUCCESS) {
@@ -201,7 +239,7 @@ static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
     *failed_file = -1;
     *reason = RSP_MD_ERR_MALFORMED; /* read, but not usable as it is */
     rv = APR_EINVAL;
-    if (!(n = rsp_idp_count(g->idps))) {
+    if (!rsp_idp_count(g->idps) && !sp->mdq_url) {
         *err = "no IdP is left once ReplaySPIdPInclude and ReplaySPIdPExclude "
                "have chosen";
         goto fail;
@@ -209,29 +247,24 @@ static apr_status_t gen_build(struct rsp_idp_gen **out, const rsp_saml_sp_t *sp,
     *input = RSP_SP_INPUT_SHA1;
     for (i = 0; sp->sha1_idps && i < sp->sha1_idps->nelts; i++) {
         const char *idp = APR_ARRAY_IDX(sp->sha1_idps, i, const char *);
-        if (!rsp_idp_find(g->idps, idp)) {
+        if (!rsp_idp_find(g->idps, idp) && !sp->mdq_url) {
             *err = apr_psprintf(errp, "%s is none of this SP's IdPs (their "
                                 "entityIDs, from ReplaySPIdPMetadataFile)", idp);
             goto fail;
         }
     }
     *input = RSP_SP_INPUT_OTHER;
-    if (sp->default_idp && !rsp_idp_find(g->idps, sp->default_idp)) {
+    if (sp->default_idp && !rsp_idp_find(g->idps, sp->default_idp)
+        && !sp->mdq_url) {
         *err = apr_psprintf(errp, "ReplaySPDefaultIdP %s is none of this SP's "
                             "IdPs (their entityIDs, from "
                             "ReplaySPIdPMetadataFile)", sp->default_idp);
         goto fail;
     }
-    if ((rv = apr_thread_mutex_create(&g->lock, APR_THREAD_MUTEX_DEFAULT, pool))
-            != APR_SUCCESS
-        || (rv = apr_pool_create_unmanaged_ex(&g->key_pool, NULL, NULL))
-            != APR_SUCCESS) {
+    if ((rv = keys_init(g, sp->process_idp_keys_max)) != APR_SUCCESS) {
         *err = "cannot create the IdP key cache";
         goto fail;
     }
-    g->max = sp->process_idp_keys_max > 0 ? sp->process_idp_keys_max
-                                          : RSP_PROCESS_IDP_KEYS;
-    g->slot = apr_pcalloc(pool, sizeof(idp_keys_t *) * (apr_size_t)n);
     *out = g;
     return APR_SUCCESS;
 fail:
@@ -253,16 +286,38 @@ static apr_status_t live_gone(void *data)
     return APR_SUCCESS;
 }
 
-static void gen_release(struct rsp_idp_live *live, struct rsp_idp_gen *g)
+void rsp_saml_gen_release(struct rsp_idp_gen *g)
 {
     int dead;
 
-    apr_thread_mutex_lock(live->lock);
+    apr_thread_mutex_lock(g->ref_lock);
     dead = --g->refs == 0;
-    apr_thread_mutex_unlock(live->lock);
+    apr_thread_mutex_unlock(g->ref_lock);
     if (dead) {
         gen_free(g);
     }
+}
+
+int rsp_saml_gen_unref_locked(struct rsp_idp_gen *g)
+{
+    return --g->refs == 0;
+}
+
+void rsp_saml_gen_free(struct rsp_idp_gen *g)
+{
+    gen_free(g);
+}
+
+static apr_status_t gen_unpin(void *data)
+{
+    rsp_saml_gen_release(data);
+    return APR_SUCCESS;
+}
+
+void rsp_saml_gen_pin_locked(struct rsp_idp_gen *g, apr_pool_t *p)
+{
+    g->refs++;
+    apr_pool_cleanup_register(p, g, gen_unpin, apr_pool_cleanup_null);
 }
 
 static struct rsp_idp_gen *gen_take(struct rsp_idp_live *live)
@@ -276,25 +331,12 @@ static struct rsp_idp_gen *gen_take(struct rsp_idp_live *live)
     return g;
 }
 
-typedef struct {
-    struct rsp_idp_live *live;
-    struct rsp_idp_gen *gen;
-} pin_t;
-
-static apr_status_t unpin(void *data)
-{
-    pin_t *pin = data;
-
-    gen_release(pin->live, pin->gen);
-    return APR_SUCCESS;
-}
-
 const rsp_saml_sp_t *rsp_saml_sp_pin(const rsp_saml_sp_t *sp, apr_pool_t *p)
 {
     const char *key;
     void *found = NULL;
     rsp_saml_sp_t *copy;
-    pin_t *pin;
+    struct rsp_idp_gen *g;
 
     if (!sp->live) {
         return sp; /* not loaded: nothing to pin */
@@ -303,20 +345,41 @@ const rsp_saml_sp_t *rsp_saml_sp_pin(const rsp_saml_sp_t *sp, apr_pool_t *p)
     if (apr_pool_userdata_get(&found, key, p) == APR_SUCCESS && found) {
         return found;
     }
-    pin = apr_palloc(p, sizeof(*pin));
-    pin->live = sp->live;
-    pin->gen = gen_take(sp->live);
+    apr_thread_mutex_lock(sp->live->lock);
+    g = sp->live->current;
+    rsp_saml_gen_pin_locked(g, p);
+    apr_thread_mutex_unlock(sp->live->lock);
     copy = apr_pmemdup(p, sp, sizeof(*sp));
-    copy->gen = pin->gen;
-    copy->idps = pin->gen->idps;
-    apr_pool_cleanup_register(p, pin, unpin, apr_pool_cleanup_null);
+    copy->gen = g;
+    copy->idps = g->idps;
+    copy->pin_pool = p;
     apr_pool_userdata_setn(copy, key, NULL, p);
     return copy;
 }
 
+/* The IdP entity_id and the generation it is of: sp's, or (found by
+ * MDQ) its own, pinned to the request. */
+static const rsp_idp_t *idp_of(const rsp_saml_sp_t *sp, const char *entity_id,
+                               struct rsp_idp_gen **g)
+{
+    const rsp_idp_t *idp;
+
+    *g = sp->gen;
+    if (!entity_id) {
+        return NULL;
+    }
+    idp = sp->idps ? rsp_idp_find(sp->idps, entity_id) : NULL;
+    if (!idp && sp->mdq) {
+        idp = rsp_saml_mdq_find(sp, entity_id, g);
+    }
+    return idp;
+}
+
 const rsp_idp_t *rsp_saml_idp(const rsp_saml_sp_t *sp, const char *entity_id)
 {
-    return sp->idps && entity_id ? rsp_idp_find(sp->idps, entity_id) : NULL;
+    struct rsp_idp_gen *g;
+
+    return idp_of(sp, entity_id, &g);
 }
 
 apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
@@ -342,12 +405,20 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         != APR_SUCCESS) {
         return rv;
     }
+    g->ref_lock = live->lock;
     g->refs = 1; /* current */
     live->current = g;
     live->checked_at = g->read_at;
     apr_pool_cleanup_register(p, live, live_gone, apr_pool_cleanup_null);
     sp->live = live;
-    sp->qualify_default = rsp_idp_count(g->idps) > 1;
+    sp->qualify_default = rsp_idp_count(g->idps) > 1 || sp->mdq_url;
+    first = sp->default_idp && rsp_idp_find(g->idps, sp->default_idp)
+            ? sp->default_idp
+            : rsp_idp_count(g->idps) ? rsp_idp_at(g->idps, 0)->entity_id
+                                     : NULL;
+    if (!first) {
+        return APR_SUCCESS; /* IdPs by MDQ alone: nothing to prove now */
+    }
     /* Build one server, with the IdP a sign-in goes to first, now: what a
      * worker will do is proven here. */
     proof = *sp;
@@ -357,7 +428,6 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
         return rv;
     }
     *input = RSP_SP_INPUT_IDP;
-    first = sp->default_idp ? sp->default_idp : rsp_idp_at(g->idps, 0)->entity_id;
     rc = rsp_saml_server_idp(server, &proof, first);
     rsp_saml_server_free(server);
     if (rc != 0) {
@@ -414,7 +484,7 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
     }
     apr_thread_mutex_unlock(live->lock);
     if (nothing_new) {
-        gen_release(live, cur);
+        rsp_saml_gen_release(cur);
         return APR_SUCCESS;
     }
     rv = gen_build(&g, sp, cur, &input, &failed_file, &reason, ptemp, err);
@@ -429,6 +499,7 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
         old = NULL;
     }
     else {
+        g->ref_lock = live->lock;
         g->refs = 1;
         old = live->current;
         live->current = g;
@@ -439,9 +510,9 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
     }
     apr_thread_mutex_unlock(live->lock);
     if (old) {
-        gen_release(live, old); /* no longer current */
+        rsp_saml_gen_release(old); /* no longer current */
     }
-    gen_release(live, cur);
+    rsp_saml_gen_release(cur);
     return rv;
 }
 
@@ -524,11 +595,16 @@ int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp)
     return n;
 }
 
+/* What a server's provider was made from: 0 for the generation's IdPs,
+ * an MDQ entity's own number for it (a newer copy of the entity is
+ * another number). */
+#define SERVER_SRC "rsp-source"
+
 /* One IdP for our server: its metadata without keys, its signing keys as
  * bare keys (copies of the loaded ones), and our signing key for what we
  * send it. */
 static int add_idp(LassoServer *server, const char *md,
-                   const idp_keys_t *keys, LassoKey *signing)
+                   const idp_keys_t *keys, LassoKey *signing, gsize tag)
 {
     LassoProvider *prov = lasso_provider_new_from_buffer(
         LASSO_PROVIDER_ROLE_IDP, md, NULL, NULL);
@@ -556,6 +632,7 @@ static int add_idp(LassoServer *server, const char *md,
         rc = lasso_provider_set_server_signing_key(prov, signing);
     }
     if (rc == 0) {
+        g_object_set_data(G_OBJECT(prov), SERVER_SRC, GSIZE_TO_POINTER(tag));
         rc = lasso_server_add_provider2(server, prov);
     }
 done:
@@ -570,11 +647,13 @@ done:
 int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
                         const char *entity_id)
 {
-    struct rsp_idp_gen *g = sp->gen;
+    struct rsp_idp_gen *g = sp->gen, *of;
     const rsp_idp_t *idp;
     const idp_keys_t *keys;
+    LassoProvider *have;
     gpointer held;
     apr_pool_t *tmp;
+    gsize tag;
     int rc;
 
     if (!g) {
@@ -589,11 +668,17 @@ int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
         g_object_set_data(G_OBJECT(server), SERVER_GEN,
                           GSIZE_TO_POINTER((gsize)g->number));
     }
-    if (!(idp = rsp_saml_idp(sp, entity_id))) {
+    if (!(idp = idp_of(sp, entity_id, &of))) {
         return LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
     }
-    if (g_hash_table_lookup(server->providers, entity_id)) {
-        return 0;
+    tag = of == g ? 0 : (gsize)of->number;
+    if ((have = g_hash_table_lookup(server->providers, entity_id))) {
+        if (GPOINTER_TO_SIZE(g_object_get_data(G_OBJECT(have), SERVER_SRC))
+            == tag) {
+            return 0;
+        }
+        /* an MDQ entity fetched again since (a key rolled over) */
+        g_hash_table_remove(server->providers, entity_id);
     }
     if (g_hash_table_size(server->providers)
         >= (guint)(sp->server_idps_max > 0 ? sp->server_idps_max
@@ -605,12 +690,12 @@ int rsp_saml_server_idp(rsp_lasso_server_t *server, const rsp_saml_sp_t *sp,
     }
     /* The keys are copied into the provider with the lock held: the
      * generation's keys may be dropped by another thread once released. */
-    apr_thread_mutex_lock(g->lock);
-    keys = idp_keys(g, idp);
+    apr_thread_mutex_lock(of->lock);
+    keys = idp_keys(of, idp);
     rc = keys ? add_idp(server, rsp_idp_lasso_metadata(tmp, idp), keys,
-                        sp->keys->signing)
+                        sp->keys->signing, tag)
               : LASSO_SERVER_ERROR_PROVIDER_NOT_FOUND;
-    apr_thread_mutex_unlock(g->lock);
+    apr_thread_mutex_unlock(of->lock);
     apr_pool_destroy(tmp);
     return rc;
 }

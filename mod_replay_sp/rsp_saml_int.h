@@ -39,6 +39,37 @@ apr_status_t rsp_saml_idps_load(rsp_saml_sp_t *sp, apr_pool_t *p,
 /* How many IdPs' keys the generation sp sees holds decoded. */
 int rsp_saml_idp_keys_loaded(const rsp_saml_sp_t *sp);
 
+/* rsp_saml_idps.c: a generation of its own for idps (an MDQ entity):
+ * pool (unmanaged) is its memory from now on; one reference (the
+ * caller's), counted under ref_lock. NULL when it cannot be made (pool
+ * still the caller's). */
+struct apr_thread_mutex_t;
+struct rsp_idp_gen *rsp_saml_gen_new(apr_pool_t *pool, rsp_idp_index_t *idps,
+                                     apr_uint64_t number,
+                                     struct apr_thread_mutex_t *ref_lock);
+/* A reference more, given back when p is cleared (ref_lock held). */
+void rsp_saml_gen_pin_locked(struct rsp_idp_gen *g, apr_pool_t *p);
+/* A reference less (ref_lock held): whether it was the last (then
+ * rsp_saml_gen_free, once the lock is released). */
+int rsp_saml_gen_unref_locked(struct rsp_idp_gen *g);
+void rsp_saml_gen_free(struct rsp_idp_gen *g);
+/* A reference less, taking ref_lock; freed with the last. */
+void rsp_saml_gen_release(struct rsp_idp_gen *g);
+
+/* rsp_saml_mdq.c: sp's table of MDQ entities in this process (sp->mdq),
+ * made at load when ReplaySPIdPMetadataQuery is set: the certificate
+ * read, the cache directory checked. */
+apr_status_t rsp_saml_mdq_load(rsp_saml_sp_t *sp, apr_pool_t *p,
+                               const char **err);
+/* The IdP entity_id by MDQ (none of sp's generation's): from this
+ * process's table while current, else the host's copy or the server
+ * (rsp_mdq_get), checked, filtered as the metadata files are; *g its own
+ * generation, pinned to sp->pin_pool. NULL when it cannot be had (logged
+ * once per RSP_MDQ_NEGATIVE_S), or sp is not pinned. */
+const rsp_idp_t *rsp_saml_mdq_find(const rsp_saml_sp_t *sp,
+                                   const char *entity_id,
+                                   struct rsp_idp_gen **g);
+
 /* rsp_saml_encrypted_id.c: the EncryptedID Lasso parsed in place of a
  * NameID (*encrypted; *name_id NULL), in a message whose signatures are
  * verified (where: which, for the log: "the assertion's Subject", "the
