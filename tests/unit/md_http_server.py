@@ -7,9 +7,13 @@ ports of its own choosing (port 0), until SIGTERM.
 Makes ROOT/tls/ca.crt (a test CA) and the server's certificate for
 127.0.0.1 with openssl, then writes ROOT/ports ("HTTP HTTPS"). Each
 request is a line of ROOT/requests.log (JSON: path, If-None-Match,
-If-Modified-Since, User-Agent, Cookie); what a large body came to, a line
+If-Modified-Since, User-Agent, Accept, Cookie); what a large body came to, a line
 of ROOT/events.log. Paths (a query string is ignored):
 
+    /mdq/entities/{sha1}HEX
+                       an MDQ request ({ and } percent-encoded or not):
+                       MDDIR/mdq/HEX.xml as /md/ serves files, 404 when
+                       there is none or the identifier is another form
     /md/NAME           MDDIR/NAME; ETag (a hash of the bytes) and
                        Last-Modified, 304 when If-None-Match matches (or,
                        without it, If-Modified-Since is not older)
@@ -29,6 +33,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import signal
 import ssl
 import subprocess
@@ -103,6 +108,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         hdrs = [("ETag", etag), ("Last-Modified", lm), ("Content-Type", "application/samlmetadata+xml")]
         self.send(304 if fresh else 200, body, hdrs)
 
+    def serve_mdq(self, ident):
+        """An MDQ entity request: {sha1}HEX (its braces percent-encoded or
+        not) is MDDIR/mdq/HEX.xml; anything else is unknown."""
+        m = re.fullmatch(r"(?:%7[Bb]|\{)sha1(?:%7[Dd]|\})([0-9a-fA-F]{40})", ident)
+        if not m:
+            return self.send(404, b"not found\n")
+        return self.serve_file(os.path.join(MDDIR, "mdq", m.group(1).lower() + ".xml"))
+
     def stream(self, n, with_length):
         self.send_response(200)
         self.send_header("Content-Type", "application/samlmetadata+xml")
@@ -129,8 +142,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "inm": self.headers.get("If-None-Match"),
             "ims": self.headers.get("If-Modified-Since"),
             "ua": self.headers.get("User-Agent"),
+            "accept": self.headers.get("Accept"),
             "cookie": self.headers.get("Cookie")}))
         parts = path.split("/")
+        if path.startswith("/mdq/entities/"):
+            return self.serve_mdq(path[len("/mdq/entities/"):])
         if path.startswith("/md/"):
             return self.serve_file(os.path.join(MDDIR, os.path.basename(path)))
         if path.startswith("/f/"):
