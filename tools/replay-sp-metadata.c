@@ -12,6 +12,7 @@
 #include "rsp_idp_index.h"
 #include "rsp_md_source.h"
 #include "rsp_md_verify.h"
+#include "rsp_mdq.h"
 #include "rsp_saml.h"
 #include "rsp_scope.h"
 
@@ -81,6 +82,8 @@ static int fetch(tool_t *t, const char *url, const char *pem,
 int cmd_metadata(tool_t *t)
 {
     const char *path, *cert, *md, *pem = NULL, *err = NULL, *verdict, *v;
+    const char *entity, *refusal = "the module would refuse this file (httpd "
+                                   "does not start)";
     rsp_idp_index_t *idps = rsp_idp_index_make(t->p);
     apr_time_t valid_until = 0;
     apr_int64_t max_validity = RSP_MD_MAX_VALIDITY;
@@ -93,6 +96,17 @@ int cmd_metadata(tool_t *t)
     }
     path = APR_ARRAY_IDX(t->args, 0, const char *);
     cert = tool_opt(t, "cert");
+    if ((entity = tool_opt(t, "entity"))) {
+        /* the URL is an MDQ service's base (ReplaySPIdPMetadataQuery) */
+        if (strncasecmp(path, "http://", 7) && strncasecmp(path, "https://", 8)) {
+            tool_error("metadata: --entity goes with the base URL of an MDQ "
+                       "service (ReplaySPIdPMetadataQuery's first argument)");
+            return RSP_EXIT_USAGE;
+        }
+        path = rsp_mdq_url(t->p, path, entity);
+        refusal = "the module would refuse this entity (its sign-ins are "
+                  "refused)";
+    }
     if ((v = tool_opt(t, "max-validity"))) {
         max_validity = apr_strtoi64(v, &end, 10);
         if (*end || max_validity < 3600 || max_validity > 366 * 24 * 3600) {
@@ -132,6 +146,13 @@ int cmd_metadata(tool_t *t)
         tool_error("%s: %s", path, err);
         return RSP_EXIT_FINDING;
     }
+    if (entity && !refused
+        && (rsp_idp_count(idps) != 1
+            || strcmp(rsp_idp_at(idps, 0)->entity_id, entity))) {
+        verdict = apr_psprintf(t->p, "verified, but not %s alone as an IdP",
+                               entity);
+        refused = 1;
+    }
     if (t->json) {
         printf("{\"file\":%s,\"signature\":%s,\"trusted\":%s,\"valid_until\":%s,"
                "\"idps\":[", tool_json(t->p, path), tool_json(t->p, verdict),
@@ -144,8 +165,7 @@ int cmd_metadata(tool_t *t)
         if (valid_until) {
             printf("valid until: %s\n", tool_time(t->p, valid_until));
         }
-        printf("%s\n", refused ? "the module would refuse this file (httpd does "
-                                 "not start)" : "the module would trust these IdPs:");
+        printf("%s\n", refused ? refusal : "the module would trust these IdPs:");
     }
     for (i = 0; i < rsp_idp_count(idps); i++) {
         const rsp_idp_t *idp = rsp_idp_at(idps, i);

@@ -33,7 +33,7 @@ static const char *const capacity_opts[] = {
 static const char *const lookup_opts[] = {"issuer=", "assertion-id=", "prefix=",
                                           "timeout=", "json", TLS_OPTS, NULL};
 static const char *const metadata_opts[] = {"cert=", "max-validity=", "json",
-                                            "ca-file=", NULL};
+                                            "ca-file=", "entity=", NULL};
 static const char *const sessions_opts[] = {"issuer=", "name-id=", "end",
                                             "prefix=", "timeout=", "json",
                                             TLS_OPTS, NULL};
@@ -67,7 +67,7 @@ static const command_t commands[] = {
      "refuses their cookies from then on.\n",
      sessions_opts},
     {"metadata", cmd_metadata, "FILE|URL [--cert CERTFILE] [--max-validity S] "
-     "[--ca-file CAFILE] [--json]",
+     "[--ca-file CAFILE] [--entity ENTITYID] [--json]",
      "What a metadata file or URL holds and what the module would trust of\n"
      "it (a URL is fetched as ReplaySPIdPMetadataURL fetches it, https\n"
      "peers checked against --ca-file or the system's CAs, and needs\n"
@@ -77,7 +77,9 @@ static const command_t commands[] = {
      "checks them (--max-validity: ReplaySPMetadataMaxValidity, default\n"
      "2419200); its IdPs with their display name, the number of scopes they\n"
      "declare and whether they are hidden from discovery. Exit status 1 when\n"
-     "the module would refuse the file.\n",
+     "the module would refuse the file. With --entity, URL is the base of an\n"
+     "MDQ service (ReplaySPIdPMetadataQuery): the entity is asked for as the\n"
+     "module asks, and refused unless the answer describes it alone, as an IdP.\n",
      metadata_opts},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
