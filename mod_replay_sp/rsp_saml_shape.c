@@ -7,6 +7,7 @@
 #include "rsp_saml_shape.h"
 #include "rsp_util.h"
 #include "rsp_xml.h"
+#include "rsp_xml_scan.h"
 
 #define NS_SAMLP "urn:oasis:names:tc:SAML:2.0:protocol"
 #define NS_SAML "urn:oasis:names:tc:SAML:2.0:assertion"
@@ -180,179 +181,8 @@ static int has_el(xmlNodePtr n, const char *ns, const char *name)
     return 0;
 }
 
-/* ---- a scan of the bytes before libxml2 reads them ---- */
-
-static int blank(const char *c, const char *end)
-{
-    for (; c < end; c++) {
-        if (*c != ' ' && *c != '\t' && *c != '\r' && *c != '\n') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* The end of what starts at c with open and ends with close, or NULL. */
-static const char *past(const char *c, const char *end, const char *open,
-                        const char *close)
-{
-    apr_size_t o = strlen(open), n = strlen(close);
-    const char *q;
-
-    for (q = c + o; q + n <= end; q++) {
-        q = memchr(q, close[0], (apr_size_t)(end - q));
-        if (!q || q + n > end) {
-            return NULL;
-        }
-        if (!memcmp(q, close, n)) {
-            return q + n;
-        }
-    }
-    return NULL;
-}
-
-static int starts(const char *c, const char *end, const char *with)
-{
-    apr_size_t n = strlen(with);
-
-    return (apr_size_t)(end - c) >= n && !memcmp(c, with, n);
-}
-
-/* What scan() checks: limits (0: none) and, for a decrypted assertion,
- * that there is exactly one element at the top and nothing beside it but
- * whitespace (what a document may have beside its root otherwise, an XML
- * declaration, comments, processing instructions, is not counted). */
-typedef struct {
-    apr_size_t max_size;
-    int max_depth;
-    int max_elements;
-    int max_attributes;
-    int one_element;
-    const char *size_check;   /* the check= of size, elements, attributes */
-    const char *what;         /* one_element: the element's name, */
-    const char *count_check;  /* and the check= of anything beside it */
-} scan_limits_t;
-
-/* The limits, the count of top-level elements and what is beside them, by
- * a scan of the bytes: every '<' outside comments, CDATA sections,
- * processing instructions and quoted attribute values starts a tag, and
- * every '=' in a start tag outside its quoted values is an attribute's.
- * That is exact on XML that is well-formed; what the scan finds is not
- * (a tag, comment or value not closed, an end tag with no start) is
- * refused here, and what it does not find is refused by the parse after,
- * which then reads no more than the scan counted. */
-static const char *scan(apr_pool_t *p, const char *s, apr_size_t len,
-                        const scan_limits_t *lim, const char **check)
-{
-    const char *c = s, *end = s + len, *q;
-    int depth = 0, top = 0, elements = 0, attrs;
-
-    *check = lim->size_check;
-    if (lim->max_size && len > lim->max_size) {
-        return apr_psprintf(p, "%" APR_SIZE_T_FMT " bytes (at most %"
-                            APR_SIZE_T_FMT " are accepted)", len,
-                            lim->max_size);
-    }
-    while (c < end) {
-        q = memchr(c, '<', (apr_size_t)(end - c));
-        q = q ? q : end;
-        if (lim->one_element && depth == 0 && !blank(c, q)) {
-            *check = lim->count_check;
-            return apr_psprintf(p, "text beside the %s element", lim->what);
-        }
-        if ((c = q) == end) {
-            break;
-        }
-        if (c + 1 == end) {
-            goto malformed;
-        }
-        if (starts(c, end, "<!--") || starts(c, end, "<![CDATA[")
-            || starts(c, end, "<?")) {
-            q = c[1] == '?' ? past(c, end, "<?", "?>")
-                : c[2] == '-' ? past(c, end, "<!--", "-->")
-                : past(c, end, "<![CDATA[", "]]>");
-            if (!q) {
-                goto malformed;
-            }
-            if (lim->one_element && depth == 0) {
-                *check = lim->count_check;
-                return apr_psprintf(p, "%s beside the %s element",
-                                    c[1] == '?' ? "a processing instruction "
-                                                  "or XML declaration"
-                                    : c[2] == '-' ? "a comment" : "text",
-                                    lim->what);
-            }
-            c = q;
-            continue;
-        }
-        if (starts(c, end, "<!")) {
-            *check = "xml";
-            return "a DOCTYPE or other declaration";
-        }
-        if (c[1] == '/') {
-            q = memchr(c, '>', (apr_size_t)(end - c));
-            if (!q || --depth < 0) {
-                goto malformed;
-            }
-            c = q + 1;
-            continue;
-        }
-        /* a start tag: its attributes are its '=' outside quotes */
-        if (lim->one_element && depth == 0 && ++top > 1) {
-            *check = lim->count_check;
-            return apr_psprintf(p, "more than one element (exactly one "
-                                "saml:%s is accepted)", lim->what);
-        }
-        if (lim->max_elements && ++elements > lim->max_elements) {
-            *check = lim->size_check;
-            return apr_psprintf(p, "more than %d elements (the most accepted)",
-                                lim->max_elements);
-        }
-        for (attrs = 0, q = c + 1; q < end && *q != '>' && *q != '<'; q++) {
-            if (*q == '"' || *q == '\'') {
-                q = memchr(q + 1, *q, (apr_size_t)(end - q - 1));
-                if (!q) {
-                    q = end;
-                    break;
-                }
-            }
-            else if (*q == '=' && ++attrs > lim->max_attributes) {
-                *check = lim->size_check;
-                return apr_psprintf(p, "an element with more than %d "
-                                    "attributes", lim->max_attributes);
-            }
-        }
-        if (q == end || *q == '<') {
-            goto malformed;
-        }
-        if (q[-1] != '/' && ++depth > lim->max_depth) {
-            *check = "xml-depth";
-            return apr_psprintf(p, "elements nested more than %d deep",
-                                lim->max_depth);
-        }
-        c = q + 1;
-    }
-    if (depth != 0) {
-        goto malformed;
-    }
-    if (lim->one_element && top == 0) {
-        *check = lim->count_check;
-        return apr_psprintf(p, "no element (exactly one saml:%s is "
-                            "accepted)", lim->what);
-    }
-    *check = NULL;
-    return NULL;
-
-malformed:
-    /* Exact on well-formed XML, so this is not: refused before libxml2
-     * reads on past the error (it goes on, without its SAX, and does
-     * the quadratic work of a tag beyond). */
-    *check = "xml";
-    return "not well-formed XML";
-}
-
 /* Any message: what libxml2 does not bound. */
-static const scan_limits_t message_limits = {
+static const rsp_scan_limits_t message_limits = {
     0, RSP_MESSAGE_MAX_DEPTH, 0, RSP_MESSAGE_MAX_ATTRIBUTES, 0, "xml", NULL,
     NULL
 };
@@ -403,7 +233,7 @@ static const char *peek_xml(apr_pool_t *p, const char *xml, apr_size_t xmllen,
     if (memchr(xml, '\0', xmllen)) {
         return "a NUL byte in the message";
     }
-    if ((why = scan(p, xml, xmllen, &message_limits, check)) != NULL) {
+    if ((why = rsp_xml_scan(p, xml, xmllen, &message_limits, check)) != NULL) {
         return why;
     }
     *check = "xml";
@@ -520,7 +350,7 @@ apr_status_t rsp_saml_shape(rsp_shape_t *out, apr_pool_t *p, const char *xml,
     if (len > (apr_size_t)0x7fffffff) {
         REFUSE("xml", "message too large");
     }
-    if ((why = scan(p, xml, len, &message_limits, &tag)) != NULL) {
+    if ((why = rsp_xml_scan(p, xml, len, &message_limits, &tag)) != NULL) {
         REFUSE(tag, "%s", why);
     }
     /* No network, no entity substitution, no DTD loading (the defaults,
@@ -633,7 +463,7 @@ refused:
 
 /* ---- what comes out of a decryption ---- */
 
-static const scan_limits_t plaintext_limits = {
+static const rsp_scan_limits_t plaintext_limits = {
     RSP_DECRYPTED_MAX_SIZE, RSP_DECRYPTED_MAX_DEPTH,
     RSP_DECRYPTED_MAX_ELEMENTS, RSP_DECRYPTED_MAX_ATTRIBUTES, 1,
     "decrypted-size", "Assertion", "assertion-count"
@@ -647,7 +477,7 @@ const char *rsp_saml_plaintext_shape(apr_pool_t *p, const char *text,
     xmlNodePtr root;
     const char *why;
 
-    if ((why = scan(p, text, len, &plaintext_limits, check)) != NULL) {
+    if ((why = rsp_xml_scan(p, text, len, &plaintext_limits, check)) != NULL) {
         return why;
     }
     *check = "xml";
@@ -703,7 +533,7 @@ apr_status_t rsp_saml_encrypted_id_shape(rsp_shape_t *out, apr_pool_t *p,
     if (len > (apr_size_t)0x7fffffff || memchr(xml, '\0', len)) {
         REFUSE("xml", "the EncryptedID is too large or holds a NUL byte");
     }
-    if ((why = scan(p, xml, len, &message_limits, &tag)) != NULL) {
+    if ((why = rsp_xml_scan(p, xml, len, &message_limits, &tag)) != NULL) {
         REFUSE(tag, "the EncryptedID: %s", why);
     }
     doc = xmlReadMemory(xml, (int)len, NULL, NULL,
@@ -755,7 +585,7 @@ refused:
     return APR_EGENERAL;
 }
 
-static const scan_limits_t name_id_limits = {
+static const rsp_scan_limits_t name_id_limits = {
     RSP_DECRYPTED_ID_MAX_SIZE, 1, 0, RSP_DECRYPTED_ID_MAX_ATTRIBUTES, 1,
     "decrypted-size", "NameID", "subject"
 };
@@ -770,7 +600,7 @@ const char *rsp_saml_name_id_plaintext(apr_pool_t *p, const char *text,
     xmlChar *t;
 
     memset(out, 0, sizeof(*out));
-    if ((why = scan(p, text, len, &name_id_limits, check)) != NULL) {
+    if ((why = rsp_xml_scan(p, text, len, &name_id_limits, check)) != NULL) {
         return why;
     }
     *check = "xml";
