@@ -82,7 +82,7 @@ apr_status_t rsp_saml_mdq_load(rsp_saml_sp_t *sp, apr_pool_t *p,
 
     if ((rv = rsp_saml_read_file(&m->q.cert_pem, p, sp->mdq_cert_file,
                                  64 * 1024, err)) != APR_SUCCESS) {
-        *err = apr_psprintf(p, "ReplaySPIdPMetadataQuery: certificate %s",
+        *err = apr_psprintf(p, "ReplaySPIdPMetadataQuery: its certificate: %s",
                             *err);
         return rv;
     }

@@ -13,6 +13,7 @@ default configuration, log marks set) and the autouse error-log gate.
 """
 
 import os
+import subprocess
 import sys
 import time
 
@@ -351,6 +352,34 @@ def fleet(fleet_session, store):
     if fleet_session.modified:
         fleet_session.reset_replicas()
     store.heal()
+
+
+@pytest.fixture
+def md_server(workdir):
+    """The metadata server of the unit tests (tests/unit/md_http_server.py):
+    http and https (its own test CA) on loopback ports of its choosing,
+    serving ROOT/mddir/NAME at /md/NAME with ETag and Last-Modified, and
+    ROOT/mddir/mdq/HEX.xml to MDQ requests for {sha1}HEX; each request a
+    JSON line of ROOT/requests.log."""
+    root = os.path.join(workdir, "md-server-%d" % time.time_ns())
+    mddir = os.path.join(root, "mddir")
+    os.makedirs(mddir)
+    script = os.path.join(os.path.dirname(__file__), "..", "unit", "md_http_server.py")
+    proc = subprocess.Popen(["/usr/bin/python3", script, root, mddir],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    ports = os.path.join(root, "ports")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(ports) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with open(ports) as f:
+        http_port, https_port = (int(x) for x in f.read().split())
+    yield {"proc": proc, "mddir": mddir, "https": https_port, "http": http_port,
+           "ca": os.path.join(root, "tls", "ca.crt"),
+           "requests": os.path.join(root, "requests.log")}
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture

@@ -172,15 +172,30 @@ class Federation:
         return rsp_testidp.TestIdP(workdir, entity_id=idp.entity_id, sso_url=idp.sso_url,
                                    slo_url=idp.slo_url, scopes=(idp.scope,))
 
-    def write_single(self, path, i):
-        """IdP i's metadata alone (an EntityDescriptor with its namespaces,
-        unsigned), as a one-IdP configuration names it; the path."""
+    def _single(self, i, attrs=""):
+        """IdP i's EntityDescriptor with its namespaces (and attrs)."""
         pems = {crt: rsp_testidp._pem_body(crt) for crt in self.idps[i].cert_files}
         body = _idp_entity(self.idps[i], [pems[c] for c in self.idps[i].cert_files])
         decl = " ".join('xmlns:%s="%s"' % ns for ns in NAMESPACES)
-        body = body.replace("<md:EntityDescriptor ", "<md:EntityDescriptor %s " % decl, 1)
-        _write(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + body)
+        return body.replace("<md:EntityDescriptor ", "<md:EntityDescriptor %s%s " % (decl, attrs),
+                            1)
+
+    def write_single(self, path, i):
+        """IdP i's metadata alone (an EntityDescriptor with its namespaces,
+        unsigned), as a one-IdP configuration names it; the path."""
+        _write(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + self._single(i))
         return path
+
+    def entity_document(self, i, signed_by, valid_until=None, cache_duration=None):
+        """IdP i's metadata as an MDQ service answers for it: its
+        EntityDescriptor as the root, with an ID, validUntil (epoch
+        seconds; default 7 days away) and cacheDuration (an xs:duration,
+        or none), signed by signed_by (key, cert); the text."""
+        attrs = ' ID="_e%d" validUntil="%s"' % (time.time_ns(), rsp_testidp.saml_time(
+            valid_until if valid_until is not None else time.time() + 7 * 86400))
+        if cache_duration:
+            attrs += ' cacheDuration="%s"' % cache_duration
+        return sign(self._single(i, attrs), *signed_by)
 
 
 def _idp(i, keys, base):

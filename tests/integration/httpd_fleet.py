@@ -45,6 +45,7 @@ TAGS = {
     "malformed_session": "RSP01020",      # warn: session record unreadable -> no session
     "metadata_refused": "RSP01055",       # error: re-read metadata refused, last good kept
     "metadata_not_fetched": "RSP01056",   # error: metadata by URL not taken, last good kept
+    "mdq_refused": "MDQ: ",               # error (RSP01000): an MDQ entity not had
 }
 
 ENDPOINT = "/saml"

@@ -301,3 +301,57 @@ def test_bad_scope_in_idp_metadata_refused(make_instance, workdir, idps, testidp
     assert rc != 0, out
     assert path in out and idp.entity_id in out and why in out, out
     h.gate_offset = h.log_size()
+
+
+def _mdq(base="http://127.0.0.1:9/mdq/", cert="@cert", cache="@cache"):
+    return 'ReplaySPIdPMetadataQuery %s "%s" "%s"' % (base, cert, cache)
+
+
+MDQ_BAD = [
+    # (case, what the message says, sp overrides, location_extra)
+    ("scheme", "not an http:// or https:// URL", {}, _mdq(base="ftp://mdq.example/")),
+    ("query", "no query or fragment", {}, _mdq(base="https://mdq.example/?x=1")),
+    ("twice", "given twice", {}, _mdq() + "\n" + _mdq()),
+    ("cache_dir_missing", "is not a directory", {}, _mdq(cache="/nonexistent/rsp/mdq")),
+    ("cache_dir_a_file", "is not a directory", {}, _mdq(cache="@cert")),
+    ("cert_missing", "its certificate: cannot read /nonexistent", {}, _mdq(cert="/nonexistent/rsp/mdq.crt")),
+    ("cert_garbage", "not a PEM certificate", {}, _mdq(cert="@garbage")),
+    ("alone_without_discovery", "no IdP is known before it is asked for",
+     {"idp_metadata": [], "default_idp": None}, _mdq()),
+]
+
+
+@pytest.mark.parametrize("case,says,sp,extra", MDQ_BAD, ids=[b[0] for b in MDQ_BAD])
+def test_bad_mdq_configuration_refused(make_instance, garbage_file, workdir, sp_keys, case,
+                                       says, sp, extra):
+    """ReplaySPIdPMetadataQuery: each bad use refused at configtest, the
+    message naming the directive and what is wrong."""
+    cache = common.make_dir(os.path.join(workdir, "config-mdq-cache"))
+    extra = (extra.replace("@cert", sp_keys[1]).replace("@cache", cache)
+             .replace("@garbage", garbage_file))
+    h = make_instance("mdq-" + case, sp_overrides=sp, location_extra=extra)
+    rc, out = h.configtest()
+    assert rc != 0, "%s: configtest passed:\n%s" % (case, out)
+    assert "ReplaySPIdPMetadataQuery" in out and says in out, "%s:\n%s" % (case, out)
+    with pytest.raises(HarnessError):
+        h.start()
+    assert not h.running()
+    h.gate_offset = h.log_size()
+
+
+def test_mdq_alone_with_a_discovery_service_passes_configtest(make_instance, workdir, sp_keys,
+                                                              redis):
+    """MDQ alone, no metadata file: good with ReplaySPDiscoveryURL (and with
+    ReplaySPDefaultIdP naming an IdP no file lists); httpd starts."""
+    cache = common.make_dir(os.path.join(workdir, "config-mdq-cache"))
+    for name, sp, extra in (
+            ("ds", {"idp_metadata": [], "default_idp": None},
+             "ReplaySPDiscoveryURL https://ds.example.org/ds"),
+            ("default", {"idp_metadata": [], "default_idp": "https://idp.mdq.example/idp"}, "")):
+        h = make_instance("mdq-good-" + name, store_url=redis.url, sp_overrides=sp,
+                          location_extra=_mdq(cert=sp_keys[1], cache=cache) + "\n" + extra)
+        rc, out = h.configtest()
+        assert rc == 0, "%s:\n%s" % (name, out)
+        h.start()
+        assert h.running()
+        h.stop()

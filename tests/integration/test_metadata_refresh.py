@@ -293,32 +293,6 @@ def test_no_sign_in_fails_across_a_refresh(fleet, sp_config, workdir, keys, sign
     assert fleet.count_in_logs("RSP01054") >= 3
 
 
-@pytest.fixture
-def md_server(workdir):
-    """The metadata server of the unit tests (tests/unit/md_http_server.py):
-    http and https (its own test CA) on loopback ports of its choosing,
-    serving ROOT/mddir/NAME at /md/NAME with ETag and Last-Modified."""
-    import subprocess
-    root = os.path.join(workdir, "md-server-%d" % time.time_ns())
-    mddir = os.path.join(root, "mddir")
-    os.makedirs(mddir)
-    script = os.path.join(os.path.dirname(__file__), "..", "unit", "md_http_server.py")
-    proc = subprocess.Popen(["/usr/bin/python3", script, root, mddir],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    ports = os.path.join(root, "ports")
-    deadline = time.monotonic() + 30
-    while not os.path.exists(ports) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    with open(ports) as f:
-        http_port, https_port = (int(x) for x in f.read().split())
-    yield {"proc": proc, "mddir": mddir, "https": https_port, "http": http_port,
-           "ca": os.path.join(root, "tls", "ca.crt")}
-    if proc.poll() is None:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 @pytest.mark.expect_log("check_refused", "replay_refused", "metadata_refused",
                         "metadata_not_fetched")
 def test_metadata_by_url_fetched_verified_and_kept(fleet, sp_config, workdir, keys, signer,

@@ -380,3 +380,39 @@ def test_metadata_reads_a_file_as_the_module_does(workdir, idps, testidp):
     assert out.returncode == 1 and "ReplaySPMetadataMaxValidity" in out.stdout, out.stdout
     assert run("metadata").returncode == 64
     assert run("metadata", os.path.join(d, "missing.xml")).returncode == 2
+
+
+def test_metadata_asks_an_mdq_service_for_one_entity(workdir, testidp, md_server):
+    """replay-sp metadata BASEURL --entity ENTITYID --cert CERTFILE: the
+    entity asked for at BASEURL/entities/%7Bsha1%7DHEX, trusted when its
+    signed answer describes it alone as an IdP; another entity's answer, a
+    404 and a bad signature refused (exit status 1)."""
+    import federation
+    d = common.make_dir(os.path.join(workdir, "tool-mdq"))
+    key, cert = testidp.make_keypair(d, "mdq", "rsp tool mdq")
+    rogue = testidp.make_keypair(d, "rogue", "rsp tool rogue")
+    fed = federation.make(os.path.join(d, "fed"), 3, 0, keys=1)
+    mdq = common.make_dir(os.path.join(md_server["mddir"], "mdq"))
+
+    def publish(i, text):
+        h = hashlib.sha1(fed.idps[i].entity_id.encode()).hexdigest()
+        with open(os.path.join(mdq, h + ".xml"), "w") as f:
+            f.write(text)
+
+    publish(0, fed.entity_document(0, (key, cert)))
+    publish(1, fed.entity_document(2, (key, cert)))
+    publish(2, fed.entity_document(2, rogue))
+    base = "http://127.0.0.1:%d/mdq/" % md_server["http"]
+    out = run("metadata", base, "--entity", fed.idps[0].entity_id, "--cert", cert)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "signature: verified" in out.stdout and fed.idps[0].entity_id in out.stdout
+    assert "entities/%7Bsha1%7D" + hashlib.sha1(fed.idps[0].entity_id.encode()).hexdigest() \
+        in out.stdout
+    out = run("metadata", base, "--entity", fed.idps[1].entity_id, "--cert", cert)
+    assert out.returncode == 1 and "not %s alone" % fed.idps[1].entity_id in out.stdout, out.stdout
+    out = run("metadata", base, "--entity", fed.idps[2].entity_id, "--cert", cert)
+    assert out.returncode == 1 and "signature: " in out.stderr \
+        and "does not verify" in out.stderr, out.stderr
+    out = run("metadata", base, "--entity", "https://nobody.example.org/idp", "--cert", cert)
+    assert out.returncode == 1 and "HTTP status 404" in out.stderr, out.stderr
+    assert run("metadata", "/etc/hosts", "--entity", "x").returncode == 64
