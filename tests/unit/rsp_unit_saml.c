@@ -190,6 +190,35 @@ static void release_root(void)
     }
 }
 
+const char *saml_fixture(const char *name)
+{
+    return apr_pstrcat(pool, saml_dir, "/", name, NULL);
+}
+
+apr_array_header_t *saml_files(const char *a)
+{
+    apr_array_header_t *arr = apr_array_make(pool, 1, sizeof(const char *));
+
+    if (a) {
+        APR_ARRAY_PUSH(arr, const char *) = saml_fixture(a);
+    }
+    return arr;
+}
+
+/* The SP of the fixtures, as the module configures it. */
+rsp_saml_sp_t saml_sp_of(const char *key, const char *cert, const char *idp)
+{
+    rsp_saml_sp_t sp;
+
+    memset(&sp, 0, sizeof(sp));
+    sp.entity_id = SP_ENTITY;
+    sp.key_file = saml_fixture(key);
+    sp.cert_file = saml_fixture(cert);
+    sp.idp_files = saml_files(idp);
+    sp.enc_publish = -1;
+    return sp;
+}
+
 int rsp_unit_saml_main(const char *groups, Suite *(*suite)(void))
 {
     const char *err = NULL;

@@ -27,6 +27,13 @@ extern rsp_lasso_server_t *saml_server;
  * process exit status (99: the fixtures or the SP could not be made). */
 int rsp_unit_saml_main(const char *groups, Suite *(*suite)(void));
 
+/* DIR/name, in the test's pool; an array of it (none for NULL); the SP
+ * of the fixtures as the module configures it (the key, the certificate
+ * and one metadata file of DIR, NULL: none), not loaded. */
+const char *saml_fixture(const char *name);
+apr_array_header_t *saml_files(const char *name);
+rsp_saml_sp_t saml_sp_of(const char *key, const char *cert, const char *idp);
+
 /* The text of the fixture DIR/rel, in p. */
 const char *rsp_unit_saml_file(apr_pool_t *p, const char *rel);
 /* cases/NAME.b64: a base64 SAMLResponse. */
