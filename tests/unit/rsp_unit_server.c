@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -687,6 +688,22 @@ static void *APR_THREAD_FUNC fake_server(apr_thread_t *t, void *data)
     }
     close(cfd);
     return NULL;
+}
+
+const char **fake_replies(const char *first, ...)
+{
+    const char **r = apr_pcalloc(pool, 9 * sizeof(*r));
+    const char *next = first;
+    va_list ap;
+    int i;
+
+    va_start(ap, first);
+    for (i = 0; i < 8 && next; i++) {
+        r[i] = next;
+        next = va_arg(ap, const char *);
+    }
+    va_end(ap);
+    return r;
 }
 
 void fake_start(fake_server_t *fs, const char *const *replies, int gap_ms,

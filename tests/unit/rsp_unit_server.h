@@ -175,6 +175,9 @@ typedef struct {
     size_t got_len;
 } fake_server_t;
 
+/* The replies a fake server sends, in the test's pool: the arguments up
+ * to the first NULL (at most 8). */
+const char **fake_replies(const char *first, ...);
 void fake_start(fake_server_t *fs, const char *const *replies, int gap_ms,
                 int close_after);
 void fake_join(fake_server_t *fs);

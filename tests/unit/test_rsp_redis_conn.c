@@ -18,16 +18,6 @@
 
 #define HOST "127.0.0.1"
 
-static const char **replies(const char *a, const char *b, const char *c)
-{
-    const char **r = apr_pcalloc(pool, 4 * sizeof(*r));
-
-    r[0] = a;
-    r[1] = b;
-    r[2] = c;
-    return r;
-}
-
 /* where needle first is in s, -1: nowhere */
 static long at(const char *s, const char *needle)
 {
@@ -42,7 +32,7 @@ START_TEST(test_auth_and_select_before_the_first_command)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&s, replies("+OK\r\n", "+OK\r\n", "+OK\r\n"), 0, 1);
+    fake_start(&s, fake_replies("+OK\r\n", "+OK\r\n", "+OK\r\n", NULL), 0, 1);
     st = store_open(apr_psprintf(pool, "redis://ops:s3cret@" HOST ":%d/3", s.port),
                     T_NORMAL, 1);
     o = timed_claim(st, "k:auth");
@@ -62,7 +52,7 @@ START_TEST(test_a_password_alone_and_db_0)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&s, replies("+OK\r\n", "+OK\r\n", NULL), 0, 1);
+    fake_start(&s, fake_replies("+OK\r\n", "+OK\r\n", NULL), 0, 1);
     st = store_open(apr_psprintf(pool, "redis://:pw@" HOST ":%d/0", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:pw");
     fake_join(&s);
@@ -78,7 +68,7 @@ START_TEST(test_auth_refused)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&s, replies("-WRONGPASS invalid username-password pair\r\n", NULL, NULL),
+    fake_start(&s, fake_replies("-WRONGPASS invalid username-password pair\r\n", NULL),
                0, 1);
     st = store_open(apr_psprintf(pool, "redis://ops:bad@" HOST ":%d/0", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:wrongpass");
@@ -95,7 +85,7 @@ START_TEST(test_select_refused)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&s, replies("-ERR DB index is out of range\r\n", NULL, NULL), 0, 1);
+    fake_start(&s, fake_replies("-ERR DB index is out of range\r\n", NULL), 0, 1);
     st = store_open(apr_psprintf(pool, "redis://" HOST ":%d/15", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:select");
     fake_join(&s);
@@ -110,7 +100,7 @@ START_TEST(test_an_error_reply_keeps_the_connection)
     outcome_t o;
 
     /* one connection only: the second claim goes over the same one */
-    fake_start(&s, replies("-OOM command not allowed when used memory > 'maxmemory'\r\n",
+    fake_start(&s, fake_replies("-OOM command not allowed when used memory > 'maxmemory'\r\n",
                            "+OK\r\n", NULL), 0, 0);
     st = store_open(apr_psprintf(pool, "redis://" HOST ":%d/0", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:oom");
@@ -129,7 +119,7 @@ START_TEST(test_a_reply_cut_short)
     outcome_t o;
 
     /* half a reply, then the server closes */
-    fake_start(&s, replies("$10\r\nabc", NULL, NULL), 0, 1);
+    fake_start(&s, fake_replies("$10\r\nabc", NULL), 0, 1);
     st = store_open(apr_psprintf(pool, "redis://" HOST ":%d/0", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:cut");
     fake_join(&s);

@@ -18,16 +18,6 @@
 #define HOST "127.0.0.1"
 #define INFO_TEXT "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"
 
-static const char **replies(const char *a, const char *b, const char *c)
-{
-    const char **r = apr_pcalloc(pool, 4 * sizeof(*r));
-
-    r[0] = a;
-    r[1] = b;
-    r[2] = c;
-    return r;
-}
-
 static rsp_store_t *at(int port, int max_conns)
 {
     return store_open(apr_psprintf(pool, "redis://" HOST ":%d/0", port), T_NORMAL,
@@ -53,7 +43,7 @@ START_TEST(test_every_key_to_the_one_server)
     rsp_store_t *st;
     outcome_t a, b;
 
-    fake_start(&s, replies("+OK\r\n", "$-1\r\n", NULL), 0, 0);
+    fake_start(&s, fake_replies("+OK\r\n", "$-1\r\n", NULL), 0, 0);
     st = at(s.port, 1);
     a = timed_claim(st, "k:{one}");
     b = timed_claim(st, "k:{other}");
@@ -71,7 +61,7 @@ START_TEST(test_info_from_the_server)
     rsp_store_t *st;
 
     reply = apr_psprintf(pool, "$%d\r\n%s\r\n", (int)strlen(INFO_TEXT), INFO_TEXT);
-    fake_start(&s, replies(reply, NULL, NULL), 0, 1);
+    fake_start(&s, fake_replies(reply, NULL), 0, 1);
     st = at(s.port, 1);
     ck_assert_int_eq(rsp_store_info(st, pool, "replication", &text, &err), APR_SUCCESS);
     fake_join(&s);
@@ -86,7 +76,7 @@ START_TEST(test_a_redirection_is_not_followed)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&s, replies("-MOVED 3999 127.0.0.1:1\r\n", "+OK\r\n", NULL), 0, 0);
+    fake_start(&s, fake_replies("-MOVED 3999 127.0.0.1:1\r\n", "+OK\r\n", NULL), 0, 0);
     st = at(s.port, 1);
     o = timed_claim(st, "k:moved");
     assert_failed(o, "MOVED 3999");
