@@ -68,8 +68,7 @@ START_TEST(test_auth_refused)
     rsp_store_t *st;
     outcome_t o;
 
-    fake_start(&s, fake_replies("-WRONGPASS invalid username-password pair\r\n", NULL),
-               0, 1);
+    fake_start(&s, fake_replies("-WRONGPASS invalid username-password pair\r\n", NULL), 0, 1);
     st = store_open(apr_psprintf(pool, "redis://ops:bad@" HOST ":%d/0", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:wrongpass");
     fake_join(&s);
@@ -101,7 +100,7 @@ START_TEST(test_an_error_reply_keeps_the_connection)
 
     /* one connection only: the second claim goes over the same one */
     fake_start(&s, fake_replies("-OOM command not allowed when used memory > 'maxmemory'\r\n",
-                           "+OK\r\n", NULL), 0, 0);
+                                "+OK\r\n", NULL), 0, 0);
     st = store_open(apr_psprintf(pool, "redis://" HOST ":%d/0", s.port), T_NORMAL, 1);
     o = timed_claim(st, "k:oom");
     assert_failed(o, "OOM command not allowed");
