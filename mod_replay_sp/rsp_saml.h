@@ -157,9 +157,9 @@ apr_status_t rsp_saml_sp_refresh(rsp_saml_sp_t *sp, apr_pool_t *ptemp,
                                  const char **err);
 
 /* What this process holds of the IdPs learnt by MDQ
- * (ReplaySPIdPMetadataQuery): the entities in its table, the fetches
- * begun (host's copies read included), those that failed, and the last
- * failure. */
+ * (ReplaySPIdPMetadataQuery): the entities in its table, the requests it
+ * made to the service (not the host's copies it read), the lookups that
+ * failed, and the last failure. */
 typedef struct {
     int entities;
     apr_uint64_t fetches, failures;

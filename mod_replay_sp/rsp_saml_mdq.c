@@ -214,14 +214,16 @@ static entry_t *entry_put(struct rsp_saml_mdq *m, take_t *t,
                           const rsp_md_result_t *res, apr_int64_t fresh_s,
                           apr_time_t now, apr_array_header_t *dead)
 {
-    entry_t *e = apr_pcalloc(t->pool, sizeof(*e)), *old;
+    entry_t *e, *old;
     struct rsp_idp_gen *g;
     apr_hash_index_t *hi;
 
-    if (!(g = rsp_saml_gen_new(t->pool, t->idps, m->number + 1, m->lock))) {
+    if (!t->idps   /* every document taken went through take() */
+        || !(g = rsp_saml_gen_new(t->pool, t->idps, m->number + 1, m->lock))) {
         return NULL;
     }
     m->number++;
+    e = apr_pcalloc(t->pool, sizeof(*e));
     e->gen = g;
     e->idp = rsp_idp_at(t->idps, 0);
     e->entity_id = e->idp->entity_id;
