@@ -271,8 +271,9 @@ const char *rsp_md_redacted(apr_pool_t *p, const char *url)
                        "***", at, NULL);
 }
 
-static void meta_read(apr_pool_t *p, const char *backing, const char *url,
-                      const char **etag, const char **lm)
+void rsp_md_backing_validators(apr_pool_t *p, const char *backing,
+                               const char *url, const char **etag,
+                               const char **lm)
 {
     const char *path = apr_pstrcat(p, backing, ".meta", NULL);
     const char *e = NULL, *l = NULL, *u = NULL, *err;
@@ -600,7 +601,8 @@ static apr_status_t use_backing(rsp_md_result_t *res, apr_pool_t *p,
     res->origin = src->backing_file;
     res->from_backing = 1;
     res->file = id;
-    meta_read(p, src->backing_file, src->url, &res->etag, &res->last_modified);
+    rsp_md_backing_validators(p, src->backing_file, src->url, &res->etag,
+                              &res->last_modified);
     return APR_SUCCESS;
 }
 
@@ -652,7 +654,7 @@ static apr_status_t get_url(rsp_md_result_t *res, apr_pool_t *p,
         lm = have->last_modified;
     }
     else if (src->backing_file) {
-        meta_read(p, src->backing_file, src->url, &etag, &lm);
+        rsp_md_backing_validators(p, src->backing_file, src->url, &etag, &lm);
     }
     /* a 304 at start whose backing file no longer verifies: once more,
      * unconditionally */

@@ -220,6 +220,12 @@ apr_int64_t rsp_md_next_refresh(apr_int64_t interval_s,
                                 apr_int64_t cache_duration_s, int failures,
                                 apr_time_t valid_until, apr_time_t now);
 
+/* The ETag and Last-Modified BACKINGFILE.meta holds for url (NULL each
+ * when it holds none, or holds them for another URL). */
+void rsp_md_backing_validators(apr_pool_t *p, const char *backing,
+                               const char *url, const char **etag,
+                               const char **last_modified);
+
 /* A local file's identity now (stat). APR_SUCCESS or the error. */
 apr_status_t rsp_md_file_id(rsp_md_file_id_t *id, const char *path,
                             apr_pool_t *ptemp);

@@ -93,6 +93,11 @@ apr_status_t rsp_mdq_get(rsp_md_result_t *res, apr_int64_t *fresh_s,
             apr_int64_t f = rsp_mdq_fresh_s(q, res->cache_duration_s,
                                             res->valid_until, at);
             if (now < at + apr_time_from_sec(f)) {
+                /* what the host's copy was served with: the process that
+                 * takes it asks again conditionally */
+                rsp_md_backing_validators(p, cache, rsp_mdq_url(p, q->base_url,
+                                                                entity_id),
+                                          &res->etag, &res->last_modified);
                 *fresh_s = apr_time_sec(at + apr_time_from_sec(f) - now);
                 if (*fresh_s < 1) {
                     *fresh_s = 1;

@@ -88,6 +88,7 @@ START_TEST(test_fetched_kept_on_host_confirmed)
     want_t w = { IDP_ENTITY, 0 };
     rsp_md_result_t r;
     apr_int64_t fresh;
+    const char *etag;
     int fetched, before = requests_for(IDP_HEX);
 
     publish(IDP_ENTITY, "good-entity");
@@ -101,6 +102,8 @@ START_TEST(test_fetched_kept_on_host_confirmed)
     ck_assert_int_eq(w.calls, 1);
     ck_assert_int_eq(requests_for(IDP_HEX), before + 1);
     ck_assert_str_eq(slurp(cache), r.data);
+    ck_assert_ptr_nonnull(r.etag);
+    etag = r.etag;
     ck_assert(fresh > 0 && fresh <= 300);
     /* another process: the host's copy, no request */
     ck_assert_int_eq(rsp_mdq_get(&r, &fresh, &fetched, pool, &q, IDP_ENTITY,
@@ -110,6 +113,11 @@ START_TEST(test_fetched_kept_on_host_confirmed)
     ck_assert_int_eq(fetched, 0);
     ck_assert_str_eq(r.origin, cache);
     ck_assert_int_eq(requests_for(IDP_HEX), before + 1);
+    /* with what the server sent it with: this process asks again
+     * conditionally too */
+    ck_assert_ptr_nonnull(r.etag);
+    ck_assert_str_eq(r.etag, etag);
+    ck_assert_ptr_nonnull(r.last_modified);
     ck_assert(fresh > 0 && fresh <= 300);
     /* the host's copy no longer current: a conditional GET, 304, the copy
      * used and touched */
